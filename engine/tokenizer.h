@@ -1,0 +1,69 @@
+// Text <-> token ids for SentencePiece (llama) and byte-level BPE (gpt2) vocabularies.
+#pragma once
+
+#include "engine/vocab.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mb::engine {
+
+// Immutable after construction; encode/decode are const and safe from many threads.
+class Tokenizer {
+public:
+    virtual ~Tokenizer() = default;
+
+    // Builds the tokenizer the vocabulary's model asks for. Throws GgufError on a
+    // vocabulary it cannot use.
+    static std::unique_ptr<Tokenizer> create(Vocab vocab);
+
+    // Token ids for `text`. Special tokens in the text are not parsed (they are plain
+    // text). With addBos and a BOS id, the BOS id comes first. SPM adds the implicit
+    // leading space when the vocabulary says so (and the text is not empty).
+    virtual std::vector<int32_t> encode(std::string_view text, bool addBos) const = 0;
+
+    // The raw bytes a token stands for when it follows other tokens: SPM maps U+2581 to
+    // ' ' and <0xXX> to the byte; BPE maps the byte-to-unicode alphabet back to bytes.
+    // Control tokens (BOS, EOS, ...) give "". Out-of-range ids give "".
+    virtual std::string piece(int32_t id) const = 0;
+
+    // Concatenated pieces of `ids`; with stripLeadingSpace (SPM), one leading space
+    // produced by the implicit space prefix is removed from the first piece when the
+    // ids start the text (the first id, or the first after BOS). Bytes are returned as
+    // is; the result may hold invalid UTF-8 if the ids split a character.
+    std::string decode(std::span<const int32_t> ids, bool stripLeadingSpace = true) const;
+
+    const Vocab& vocab() const { return m_vocab; }
+    size_t size() const { return m_vocab.tokens.size(); }
+    int32_t bos() const { return m_vocab.bos; }
+    int32_t eos() const { return m_vocab.eos; }
+    bool isControl(int32_t id) const;
+
+protected:
+    explicit Tokenizer(Vocab vocab) : m_vocab(std::move(vocab)) {}
+    Vocab m_vocab;
+};
+
+// Turns a stream of token ids into text pieces that are always whole UTF-8 characters:
+// bytes of a character split across tokens are held back until the character is
+// complete. One per generation; not thread-safe.
+class StreamDecoder {
+public:
+    // `afterPrompt`: the ids pushed continue a prompt, so no leading space is stripped.
+    explicit StreamDecoder(const Tokenizer& tokenizer, bool afterPrompt = true);
+    // Text that became complete with this token (possibly empty).
+    std::string push(int32_t id);
+    // Whatever is held back at the end (invalid sequences are emitted as U+FFFD).
+    std::string flush();
+
+private:
+    const Tokenizer& m_tokenizer;
+    bool m_first;
+    std::string m_pending;
+};
+
+} // namespace mb::engine

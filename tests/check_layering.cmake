@@ -1,0 +1,13 @@
+# Fails when a file under kernels/ or engine/ includes a Qt header (STYLE.md layering).
+file(GLOB_RECURSE sources "${ROOT}/kernels/*" "${ROOT}/engine/*")
+set(bad "")
+foreach(f IN LISTS sources)
+    file(STRINGS "${f}" hits REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](Q[A-Za-z]+|Qt[A-Za-z]*/)")
+    if(hits)
+        list(APPEND bad "${f}: ${hits}")
+    endif()
+endforeach()
+if(bad)
+    message(FATAL_ERROR "Qt headers included below the lab layer:\n${bad}")
+endif()
+message(STATUS "layering ok: ${CMAKE_ARGC} checked")
