@@ -1,1 +1,97 @@
-// Placeholder
+// `modebench-cli make-model`: write a synthetic model with the shapes of a real one.
+#include "cli/command_util.h"
+
+#include "engine/synthetic_model.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <unistd.h>
+
+namespace mb::cli {
+
+namespace {
+
+struct MakeModelArgs {
+    std::string preset;
+    std::string dtype = "f16";
+    std::string out;
+    uint64_t seed = 0;
+    bool force = false;
+    bool json = false;
+    bool list = false;
+};
+
+void listPresets(bool json) {
+    Json list = Json::array();
+    for (const auto& p : engine::syntheticPresets()) {
+        const auto& c = p.config;
+        list.push_back({{"name", p.name}, {"parameters", engine::syntheticParameterCount(p)}, {"dim", c.dim},
+                        {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kvHeads}, {"ffn_dim", c.ffnDim},
+                        {"vocab_size", c.vocabSize}, {"context_length", c.contextLength}});
+    }
+    if (json) {
+        printJson(list);
+        return;
+    }
+    for (const auto& p : list)
+        std::cout << p["name"].get<std::string>() << ": " << p["parameters"] << " parameters (dim " << p["dim"]
+                  << ", layers " << p["layers"] << ", heads " << p["heads"] << "/" << p["kv_heads"] << ", ffn "
+                  << p["ffn_dim"] << ", vocab " << p["vocab_size"] << ")\n";
+}
+
+void runMakeModel(const MakeModelArgs& a) {
+    if (a.list) return listPresets(a.json);
+    if (a.preset.empty() || a.out.empty()) throw UsageError("make-model needs --preset and --out (or --list)");
+    const auto preset = engine::findSyntheticPreset(a.preset);
+    if (!preset) throw UsageError("unknown preset '" + a.preset + "' (see make-model --list)");
+    const auto type = kernels::tensorTypeFromName(a.dtype);
+    if (!type || *type == kernels::TensorType::BF16)
+        throw UsageError("unknown --dtype '" + a.dtype + "' (f32, f16, q8_0 or q4_0)");
+    if (std::filesystem::exists(a.out) && !a.force)
+        throw UsageError(a.out + " exists (use --force to overwrite)");
+    if (const auto dir = std::filesystem::path(a.out).parent_path(); !dir.empty() && !std::filesystem::is_directory(dir))
+        throw UsageError("output directory does not exist: " + dir.string());
+
+    const bool tty = isatty(STDERR_FILENO);
+    int lastPercent = -1;
+    const auto t0 = std::chrono::steady_clock::now();
+    engine::writeSyntheticModel(*preset, *type, a.seed, a.out, [&](double f) {
+        const int percent = static_cast<int>(f * 100.0);
+        if (tty && percent != lastPercent) {
+            std::cerr << "\rwriting " << a.out << ": " << percent << "%" << std::flush;
+            lastPercent = percent;
+        }
+        return true;
+    });
+    if (tty) std::cerr << '\n';
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto bytes = std::filesystem::file_size(a.out);
+    if (a.json) {
+        printJson({{"path", a.out}, {"preset", a.preset}, {"dtype", a.dtype}, {"seed", a.seed},
+                   {"parameters", engine::syntheticParameterCount(*preset)}, {"bytes", bytes}, {"seconds", seconds}});
+        return;
+    }
+    std::cout << "wrote " << a.out << ": synthetic " << a.preset << " (" << a.dtype << ", seed " << a.seed << "), "
+              << engine::syntheticParameterCount(*preset) << " parameters, " << bytes << " bytes in " << seconds
+              << " s\n";
+}
+
+} // namespace
+
+void addMakeModelCommand(CLI::App& root) {
+    auto args = std::make_shared<MakeModelArgs>();
+    CLI::App* cmd = root.add_subcommand(
+        "make-model", "Write a synthetic model (seeded random weights, real shapes) for speed measurements");
+    cmd->add_option("--preset", args->preset, "Shape preset (see --list)");
+    cmd->add_option("--dtype", args->dtype, "Weight type: f32, f16, q8_0 or q4_0")->capture_default_str();
+    cmd->add_option("--out,-o", args->out, "Output GGUF path");
+    cmd->add_option("--seed", args->seed, "Seed of the weights")->capture_default_str();
+    cmd->add_flag("--force", args->force, "Overwrite an existing output file");
+    cmd->add_flag("--list", args->list, "List the presets and exit");
+    cmd->add_flag("--json", args->json, "Print JSON");
+    cmd->callback([args] { runMakeModel(*args); });
+}
+
+} // namespace mb::cli

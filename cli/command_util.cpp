@@ -1,1 +1,47 @@
-// Placeholder
+// Helpers shared by the command files.
+#include "cli/command_util.h"
+
+#include "kernels/cpu/thread_pool.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace mb::cli {
+
+int defaultThreads() { return kernels::ThreadPool::hardwareThreads(); }
+
+void addThreadsOption(CLI::App& cmd, int& threads) {
+    threads = defaultThreads();
+    cmd.add_option("--threads,-t", threads, "Compute threads (default: all available)")
+        ->check(CLI::Range(1, 1024))
+        ->capture_default_str();
+}
+
+void requireReadableFile(const std::string& path, const std::string& what) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw UsageError(what + " not found: " + path);
+    if (!std::filesystem::is_regular_file(path, ec)) throw UsageError(what + " is not a regular file: " + path);
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) throw UsageError(what + " cannot be read: " + path);
+}
+
+void printJson(const Json& j) {
+    // Token texts can hold partial UTF-8 sequences; replace rather than throw.
+    const int indent = isatty(STDOUT_FILENO) ? 2 : -1;
+    std::cout << j.dump(indent, ' ', false, Json::error_handler_t::replace) << '\n' << std::flush;
+}
+
+std::string readTextFile(const std::string& path) {
+    requireReadableFile(path, "file");
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw UsageError("cannot read " + path);
+    return ss.str();
+}
+
+} // namespace mb::cli

@@ -1,1 +1,33 @@
-int main() { return 0; }
+// modebench-cli entry point: registers every command and maps failures to exit codes.
+#include "cli/command_util.h"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"ModeBench command line: run, inspect and benchmark LLMs in fast and regular serving modes",
+                 "modebench-cli"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("modebench-cli 0.1.0"));
+    app.footer("Run 'modebench-cli COMMAND --help' for the options of a command.");
+    mb::cli::addGenerateCommand(app);
+    mb::cli::addTokenizeCommand(app);
+    mb::cli::addInfoCommand(app);
+    mb::cli::addMakeModelCommand(app);
+    mb::cli::addDevicesCommand(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "modebench-cli: error: " << e.what() << " (see --help)\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "modebench-cli: error: " << e.what() << '\n';
+        return 2;
+    }
+    return 0;
+}

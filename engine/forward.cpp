@@ -1,1 +1,175 @@
-// Placeholder: being written (issue 2).
+// LLaMA forward pass: embeddings, RMSNorm, attention with RoPE and a paged KV cache, SiLU FFN, logits.
+//
+// Where the time goes: nearly all of it is the seven weight products per layer plus the
+// output product (memory-bound at batch 1, compute-bound for prefill); attention grows
+// with context length; everything else is noise.
+#include "engine/forward.h"
+
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace mb::engine {
+
+using kernels::matmul;
+
+Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, int64_t maxChunk)
+    : m_model(model), m_pool(pool), m_maxChunk(maxChunk) {
+    const LlamaConfig& c = model.config();
+    auto sized = [&](int64_t width) { return std::vector<float>(static_cast<size_t>(maxChunk * width)); };
+    m_x = sized(c.dim);
+    m_xb = sized(c.dim);
+    m_q = sized(c.qDim());
+    m_k = sized(c.kvDim());
+    m_v = sized(c.kvDim());
+    m_att = sized(c.qDim());
+    m_hb = sized(c.ffnDim);
+    m_hb2 = sized(c.ffnDim);
+    m_cos = sized(c.ropeDim / 2);
+    m_sin = sized(c.ropeDim / 2);
+    m_scores.resize(static_cast<size_t>(pool.threads() * c.contextLength));
+}
+
+void Forward::runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
+                          std::span<const int32_t> blockTable, float* logits) {
+    const size_t n = tokens.size();
+    std::vector<int64_t> positions(n);
+    for (size_t i = 0; i < n; ++i) positions[i] = pos0 + static_cast<int64_t>(i);
+    std::vector<int32_t> seqIds(n, 0);
+    std::vector<uint8_t> want(n, 0);
+    if (n > 0) want.back() = 1;
+    const std::span<const int32_t> tables[1] = {blockTable};
+    run({tokens, positions, seqIds, tables, want}, cache, logits);
+}
+
+void Forward::run(const ForwardBatch& batch, KvCache& cache, float* logits) {
+    const LlamaConfig& c = m_model.config();
+    const size_t n = batch.tokens.size();
+    if (batch.positions.size() != n || batch.seqIds.size() != n || batch.wantLogits.size() != n)
+        throw ModelError("forward batch: tokens, positions, sequence ids and logit flags differ in length");
+    for (size_t t = 0; t < n; ++t) {
+        if (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocabSize)
+            throw ModelError("token id " + std::to_string(batch.tokens[t]) + " is outside the vocabulary");
+        const int32_t s = batch.seqIds[t];
+        if (s < 0 || static_cast<size_t>(s) >= batch.blockTables.size())
+            throw ModelError("forward batch: bad sequence id");
+        const int64_t pos = batch.positions[t];
+        if (pos < 0 || pos >= c.contextLength)
+            throw ModelError("position " + std::to_string(pos) + " is beyond the model's context of " +
+                             std::to_string(c.contextLength));
+        if (pos / cache.blockSize() >= static_cast<int64_t>(batch.blockTables[static_cast<size_t>(s)].size()))
+            throw ModelError("position " + std::to_string(pos) + " is beyond the sequence's KV blocks");
+    }
+    size_t logitRow = 0;
+    for (size_t begin = 0; begin < n; begin += static_cast<size_t>(m_maxChunk)) {
+        const size_t end = std::min(n, begin + static_cast<size_t>(m_maxChunk));
+        runChunk(batch, begin, end, cache, logits + logitRow * static_cast<size_t>(c.vocabSize));
+        for (size_t t = begin; t < end; ++t) logitRow += batch.wantLogits[t] ? 1 : 0;
+    }
+}
+
+void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, KvCache& cache, float* logits) {
+    const LlamaConfig& c = m_model.config();
+    const int64_t n = static_cast<int64_t>(end - begin);
+    const int64_t dim = c.dim;
+    const kernels::WeightMatrix& emb = m_model.tokenEmbedding();
+    for (int64_t t = 0; t < n; ++t) {
+        kernels::dequantizeRow(emb.type, emb.row(batch.tokens[begin + static_cast<size_t>(t)]),
+                               m_x.data() + t * dim, dim);
+        kernels::ropeAngles(batch.positions[begin + static_cast<size_t>(t)], c.ropeDim, c.ropeBase,
+                            m_cos.data() + t * (c.ropeDim / 2), m_sin.data() + t * (c.ropeDim / 2));
+    }
+    for (int64_t l = 0; l < c.layers; ++l) layer(l, batch, begin, n, cache);
+
+    // Final norm and the output product, only for the tokens that want logits.
+    int64_t rows = 0;
+    for (int64_t t = 0; t < n; ++t) {
+        if (!batch.wantLogits[begin + static_cast<size_t>(t)]) continue;
+        kernels::rmsNorm(m_x.data() + t * dim, m_model.outputNorm().data(), m_xb.data() + rows * dim, dim,
+                         c.normEps);
+        ++rows;
+    }
+    if (rows > 0) matmul(m_model.output(), m_xb.data(), rows, logits, m_pool, m_mm);
+}
+
+void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n, KvCache& cache) {
+    const LlamaConfig& c = m_model.config();
+    const LayerWeights& w = m_model.layers()[static_cast<size_t>(l)];
+    const int64_t dim = c.dim, qDim = c.qDim(), kvDim = c.kvDim(), hd = c.headDim;
+    const int64_t half = c.ropeDim / 2;
+
+    // Attention block: xb = norm(x); q, k, v = xb W^T; RoPE on q and k; K/V into the cache.
+    auto normRows = [&](const std::vector<float>& weight) {
+        auto body = [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t)
+                kernels::rmsNorm(m_x.data() + t * dim, weight.data(), m_xb.data() + t * dim, dim, c.normEps);
+        };
+        m_pool.parallelFor(n, body, std::max<int64_t>(1, 16384 / dim));
+    };
+    normRows(w.attnNorm);
+    matmul(w.wq, m_xb.data(), n, m_q.data(), m_pool, m_mm);
+    matmul(w.wk, m_xb.data(), n, m_k.data(), m_pool, m_mm);
+    matmul(w.wv, m_xb.data(), n, m_v.data(), m_pool, m_mm);
+    for (int64_t t = 0; t < n; ++t) {
+        const float* cs = m_cos.data() + t * half;
+        const float* sn = m_sin.data() + t * half;
+        kernels::ropeApply(m_q.data() + t * qDim, c.heads, hd, c.ropeDim, cs, sn);
+        kernels::ropeApply(m_k.data() + t * kvDim, c.kvHeads, hd, c.ropeDim, cs, sn);
+        const size_t bi = begin + static_cast<size_t>(t);
+        const int64_t pos = batch.positions[bi];
+        const auto& table = batch.blockTables[static_cast<size_t>(batch.seqIds[bi])];
+        const int64_t block = table[static_cast<size_t>(pos / cache.blockSize())];
+        const int64_t slot = pos % cache.blockSize();
+        std::copy_n(m_k.data() + t * kvDim, kvDim, cache.keys(l, block) + slot * kvDim);
+        std::copy_n(m_v.data() + t * kvDim, kvDim, cache.values(l, block) + slot * kvDim);
+    }
+
+    // Block pointers of this layer for every sequence in the batch.
+    m_kPtrs.clear();
+    m_vPtrs.clear();
+    m_seqPtrStart.clear();
+    for (const auto& table : batch.blockTables) {
+        m_seqPtrStart.push_back(m_kPtrs.size());
+        for (int32_t b : table) {
+            m_kPtrs.push_back(cache.keys(l, b));
+            m_vPtrs.push_back(cache.values(l, b));
+        }
+    }
+
+    // Causal grouped-query attention: one unit per (token, query head).
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const int64_t group = c.heads / c.kvHeads;
+    auto attend = [&](int64_t u0, int64_t u1, int worker) {
+        float* scores = m_scores.data() + static_cast<size_t>(worker) * static_cast<size_t>(c.contextLength);
+        for (int64_t u = u0; u < u1; ++u) {
+            const int64_t t = u / c.heads, h = u % c.heads;
+            const size_t bi = begin + static_cast<size_t>(t);
+            const size_t start = m_seqPtrStart[static_cast<size_t>(batch.seqIds[bi])];
+            kernels::attendPaged(m_q.data() + t * qDim + h * hd, m_kPtrs.data() + start, m_vPtrs.data() + start,
+                                 cache.blockSize(), batch.positions[bi] + 1, kvDim, (h / group) * hd, hd, scale,
+                                 scores, m_att.data() + t * qDim + h * hd);
+        }
+    };
+    // Units cost about (position * headDim) multiply-adds each; keep each thread's share
+    // large enough to be worth a wake-up.
+    const int64_t unitCost = std::max<int64_t>(1, (batch.positions[begin] + 1) * hd);
+    m_pool.parallelFor(n * c.heads, attend, std::max<int64_t>(1, 16384 / unitCost));
+    matmul(w.wo, m_att.data(), n, m_xb.data(), m_pool, m_mm);
+    kernels::addInPlace(m_x.data(), m_xb.data(), n * dim);
+
+    // FFN block: x += down(silu(gate(norm(x))) * up(norm(x))).
+    normRows(w.ffnNorm);
+    matmul(w.gate, m_xb.data(), n, m_hb.data(), m_pool, m_mm);
+    matmul(w.up, m_xb.data(), n, m_hb2.data(), m_pool, m_mm);
+    auto gateBody = [&](int64_t t0, int64_t t1) {
+        kernels::siluMul(m_hb.data() + t0 * c.ffnDim, m_hb2.data() + t0 * c.ffnDim, (t1 - t0) * c.ffnDim);
+    };
+    m_pool.parallelFor(n, gateBody, std::max<int64_t>(1, 8192 / c.ffnDim));
+    matmul(w.down, m_hb.data(), n, m_xb.data(), m_pool, m_mm);
+    kernels::addInPlace(m_x.data(), m_xb.data(), n * dim);
+}
+
+} // namespace mb::engine

@@ -1,1 +1,18 @@
-// Placeholder: being written (issue 2).
+// Allocation of block-organised key/value storage.
+#include "engine/kv_cache.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace mb::engine {
+
+KvCache::KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize)
+    : m_layers(config.layers), m_blocks(blocks), m_blockSize(blockSize), m_kvDim(config.kvDim()) {
+    if (blocks <= 0 || blockSize <= 0)
+        throw std::invalid_argument("KV cache needs at least one block of at least one position");
+    const auto floats = static_cast<size_t>(m_layers * m_blocks * m_blockSize * m_kvDim);
+    m_keys.assign(floats, 0.0f);
+    m_values.assign(floats, 0.0f);
+}
+
+} // namespace mb::engine

@@ -1,1 +1,116 @@
-// Placeholder: being written (issue 2).
+// Tokenizer construction and the model-independent parts: decoding and streaming text out.
+#include "engine/tokenizer.h"
+
+#include "engine/gguf.h"
+#include "engine/tokenizer_bpe.h"
+#include "engine/tokenizer_spm.h"
+#include "engine/unicode.h"
+
+#include <algorithm>
+#include <array>
+
+namespace mb::engine {
+
+namespace {
+
+// Pre-tokenizer names (tokenizer.ggml.pre) whose split is exactly GPT-2's pattern, the
+// only one implemented. Others (llama3, qwen2, ...) split differently, and using GPT-2's
+// split for them would encode quietly wrong, so they are refused.
+constexpr std::array<std::string_view, 6> kGpt2Pretokenizers = {
+    "", "gpt-2", "phi-2", "roberta-bpe", "olmo", "jais",
+};
+
+void checkVocab(const Vocab& vocab) {
+    const size_t n = vocab.tokens.size();
+    if (n == 0) throw GgufError("vocabulary has no tokens");
+    if (!vocab.scores.empty() && vocab.scores.size() != n)
+        throw GgufError("vocabulary has " + std::to_string(vocab.scores.size()) + " scores for " +
+                        std::to_string(n) + " tokens");
+    if (!vocab.kinds.empty() && vocab.kinds.size() != n)
+        throw GgufError("vocabulary has " + std::to_string(vocab.kinds.size()) +
+                        " token types for " + std::to_string(n) + " tokens");
+    const std::pair<const char*, int32_t> special[] = {
+        {"bos", vocab.bos}, {"eos", vocab.eos}, {"unknown", vocab.unk}, {"padding", vocab.pad}};
+    for (const auto& [name, id] : special) {
+        if (id < -1 || (id >= 0 && static_cast<size_t>(id) >= n))
+            throw GgufError(std::string(name) + " token id " + std::to_string(id) +
+                            " is outside a vocabulary of " + std::to_string(n));
+    }
+}
+
+} // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
+    checkVocab(vocab);
+    switch (vocab.model) {
+    case TokenizerModel::Spm: {
+        // Every character must have some spelling: byte tokens or at least <unk>.
+        auto tokenizer = std::make_unique<SpmTokenizer>(std::move(vocab));
+        if (tokenizer->vocab().unk < 0) {
+            for (int b = 0; b < 256; ++b) {
+                if (!tokenizer->hasByteToken(static_cast<uint8_t>(b)))
+                    throw GgufError("SentencePiece vocabulary has neither an unknown token nor "
+                                    "a byte token for every byte");
+            }
+        }
+        return tokenizer;
+    }
+    case TokenizerModel::Bpe:
+        if (std::find(kGpt2Pretokenizers.begin(), kGpt2Pretokenizers.end(), vocab.pre) ==
+            kGpt2Pretokenizers.end())
+            throw GgufError("unsupported BPE pre-tokenizer '" + vocab.pre + "'");
+        return std::make_unique<BpeTokenizer>(std::move(vocab));
+    }
+    throw GgufError("unknown tokenizer model");
+}
+
+bool Tokenizer::isControl(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= m_vocab.tokens.size()) return false;
+    if (!m_vocab.kinds.empty()) return m_vocab.kinds[static_cast<size_t>(id)] == TokenKind::Control;
+    // Without token types, the ids the vocabulary names as special are the control ones.
+    return id == m_vocab.bos || id == m_vocab.eos || id == m_vocab.pad;
+}
+
+std::string Tokenizer::decode(std::span<const int32_t> ids, bool stripLeadingSpace) const {
+    std::string text;
+    // Only SPM adds a space the user never typed; BPE text is decoded verbatim.
+    bool atStart =
+        stripLeadingSpace && m_vocab.model == TokenizerModel::Spm && m_vocab.addSpacePrefix;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        std::string piece = this->piece(ids[i]);
+        if (atStart && !(i == 0 && ids[i] == m_vocab.bos)) {
+            if (!piece.empty() && piece.front() == ' ') piece.erase(0, 1);
+            atStart = false;
+        }
+        text += piece;
+    }
+    return text;
+}
+
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool afterPrompt)
+    : m_tokenizer(tokenizer), m_first(!afterPrompt) {}
+
+std::string StreamDecoder::push(int32_t id) {
+    if (m_first) {
+        // Same rule as decode(): a leading BOS does not end the start of the text.
+        const int32_t one[1] = {id};
+        m_pending += m_tokenizer.decode(one, true);
+        if (id != m_tokenizer.bos()) m_first = false;
+    } else {
+        m_pending += m_tokenizer.piece(id);
+    }
+    // Emit everything but a character still waiting for its last bytes; ill-formed
+    // bytes cannot become valid later, so they go out now as U+FFFD.
+    const size_t ready = m_pending.size() - incompleteUtf8Tail(m_pending);
+    std::string out = sanitizeUtf8(std::string_view(m_pending).substr(0, ready));
+    m_pending.erase(0, ready);
+    return out;
+}
+
+std::string StreamDecoder::flush() {
+    std::string out = sanitizeUtf8(m_pending);
+    m_pending.clear();
+    return out;
+}
+
+} // namespace mb::engine

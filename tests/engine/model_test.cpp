@@ -1,1 +1,224 @@
-// Placeholder: being written (issue 2).
+// The LLaMA forward pass on the real stories260K model: greedy goldens, logits, batching, threads.
+#include "engine/forward.h"
+#include "engine/generator.h"
+#include "engine/llama_model.h"
+#include "test_data.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <numeric>
+
+using namespace mb::engine;
+using mb::kernels::ThreadPool;
+
+namespace {
+
+nlohmann::json golden() {
+    std::ifstream in(mb::test::dataDir() / "golden/stories260K.json");
+    return nlohmann::json::parse(in);
+}
+
+std::vector<int32_t> greedy(const LlamaModel& m, int threads, int maxTokens, const std::vector<int32_t>& prompt) {
+    ThreadPool pool(threads);
+    GenerateOptions opts;
+    opts.maxTokens = maxTokens;
+    opts.sampling.temperature = 0.0f;
+    return generate(m, pool, prompt, opts).tokens;
+}
+
+std::vector<float> logitsAfter(const LlamaModel& m, const std::vector<int32_t>& tokens, int threads = 1) {
+    ThreadPool pool(threads);
+    Forward fwd(m, pool);
+    const int64_t bs = 16;
+    KvCache cache(m.config(), blocksFor(static_cast<int64_t>(tokens.size()), bs), bs);
+    std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
+    std::iota(table.begin(), table.end(), 0);
+    std::vector<float> logits(static_cast<size_t>(m.config().vocabSize));
+    fwd.runSequence(tokens, 0, cache, table, logits.data());
+    return logits;
+}
+
+} // namespace
+
+TEST(LlamaModel, LoadsStories260KShapes) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    const LlamaConfig& c = m->config();
+    EXPECT_EQ(c.dim, 64);
+    EXPECT_EQ(c.layers, 5);
+    EXPECT_EQ(c.heads, 8);
+    EXPECT_EQ(c.kvHeads, 4);
+    EXPECT_EQ(c.ffnDim, 172);
+    EXPECT_EQ(c.vocabSize, 512); // from the token list: the file has no llama.vocab_size
+    EXPECT_EQ(c.contextLength, 512);
+    EXPECT_FALSE(m->tiedOutput());
+}
+
+class GreedyGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GreedyGolden, ReproducesTokenIds) {
+    MB_REQUIRE_DATA(path, "models/" + GetParam());
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto m = LlamaModel::load(path.string());
+    for (const auto& g : golden()["generation"]) {
+        const auto prompt = g["prompt_tokens"].get<std::vector<int32_t>>();
+        ASSERT_EQ(m->tokenizer().encode(g["prompt"].get<std::string>(), true), prompt);
+        const auto expected = g["generated_tokens"].get<std::vector<int32_t>>();
+        EXPECT_EQ(greedy(*m, 1, static_cast<int>(expected.size()), prompt), expected)
+            << GetParam() << " with " << expected.size() << " tokens";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stories260K, GreedyGolden, ::testing::Values("stories260K.gguf", "stories260K-f16.gguf"));
+
+TEST(LlamaModel, GoldenTextDecodes) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto m = LlamaModel::load(path.string());
+    const auto all = golden();
+    const auto& g = all["generation"][1];
+    ThreadPool pool(1);
+    GenerateOptions opts;
+    opts.maxTokens = 100;
+    opts.sampling.temperature = 0.0f;
+    const auto prompt = g["prompt_tokens"].get<std::vector<int32_t>>();
+    const GenerateResult r = generate(*m, pool, prompt, opts);
+    // The golden text includes the prompt; ours is the generated text only.
+    EXPECT_EQ(g["prompt"].get<std::string>() + r.text, g["text"].get<std::string>());
+}
+
+TEST(LlamaModel, LogitsAfterPromptMatchReference) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(refPath, "golden/stories260K_logits_once_upon_a_time_pos4.f32");
+    const auto m = LlamaModel::load(path.string());
+    std::vector<float> ref(512);
+    std::ifstream in(refPath, std::ios::binary);
+    in.read(reinterpret_cast<char*>(ref.data()), 512 * sizeof(float));
+    ASSERT_TRUE(in.good());
+    const auto logits = logitsAfter(*m, {1, 403, 407, 261, 378});
+    float maxDiff = 0;
+    for (size_t i = 0; i < 512; ++i) maxDiff = std::max(maxDiff, std::fabs(logits[i] - ref[i]));
+    EXPECT_LT(maxDiff, 1e-4f);
+}
+
+TEST(LlamaModel, LogitsAtBosMatchGolden) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto m = LlamaModel::load(path.string());
+    const auto g = golden()["logits_bos_pos0"];
+    const auto logits = logitsAfter(*m, {1});
+    EXPECT_EQ(argmax(logits), g["argmax"].get<int32_t>());
+    const auto first8 = g["first8"].get<std::vector<float>>();
+    for (size_t i = 0; i < first8.size(); ++i) EXPECT_NEAR(logits[i], first8[i], 1e-4f) << i;
+}
+
+TEST(LlamaModel, GreedyIdenticalWithOneAndTwoThreads) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    const std::vector<int32_t> prompt = {1, 403, 407, 261, 378};
+    EXPECT_EQ(greedy(*m, 1, 100, prompt), greedy(*m, 2, 100, prompt));
+    EXPECT_EQ(logitsAfter(*m, prompt, 1), logitsAfter(*m, prompt, 2));
+}
+
+TEST(LlamaModel, BatchedPrefillEqualsTokenByToken) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    const std::vector<int32_t> tokens = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315, 421, 395, 317,
+                                         426, 338, 401, 396, 267};
+    ThreadPool pool(2);
+    const int64_t bs = 16;
+    auto fresh = [&] { return KvCache(m->config(), 2, bs); };
+    const std::vector<int32_t> table = {1, 0}; // blocks deliberately out of order
+    std::vector<float> batched(512), stepwise(512);
+
+    KvCache a = fresh();
+    Forward chunked(*m, pool, 8); // 20 tokens take three passes of at most 8
+    chunked.runSequence(tokens, 0, a, table, batched.data());
+
+    KvCache b = fresh();
+    Forward single(*m, pool, 1);
+    for (size_t i = 0; i < tokens.size(); ++i)
+        single.runSequence(std::span(tokens).subspan(i, 1), static_cast<int64_t>(i), b, table, stepwise.data());
+    for (size_t i = 0; i < 512; ++i) ASSERT_NEAR(batched[i], stepwise[i], 1e-5f) << i;
+}
+
+TEST(LlamaModel, TwoSequencesInOneBatchMatchSeparateRuns) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    const std::vector<int32_t> p1 = {1, 403, 407, 261, 378}, p2 = {1, 346, 306, 414};
+    const auto l1 = logitsAfter(*m, p1);
+    const auto l2 = logitsAfter(*m, p2);
+    ThreadPool pool(2);
+    Forward fwd(*m, pool);
+    KvCache cache(m->config(), 2, 16);
+    const std::vector<int32_t> t1 = {0}, t2 = {1};
+    const std::span<const int32_t> tables[2] = {t1, t2};
+    std::vector<int32_t> tokens(p1);
+    tokens.insert(tokens.end(), p2.begin(), p2.end());
+    const std::vector<int64_t> pos = {0, 1, 2, 3, 4, 0, 1, 2, 3};
+    const std::vector<int32_t> seq = {0, 0, 0, 0, 0, 1, 1, 1, 1};
+    const std::vector<uint8_t> want = {0, 0, 0, 0, 1, 0, 0, 0, 1};
+    std::vector<float> logits(2 * 512);
+    fwd.run({tokens, pos, seq, tables, want}, cache, logits.data());
+    for (size_t i = 0; i < 512; ++i) {
+        ASSERT_NEAR(logits[i], l1[i], 1e-5f);
+        ASSERT_NEAR(logits[512 + i], l2[i], 1e-5f);
+    }
+}
+
+TEST(LlamaModel, RejectsBadTokensAndPositions) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    ThreadPool pool(1);
+    Forward fwd(*m, pool);
+    KvCache cache(m->config(), 1, 16);
+    const std::vector<int32_t> table = {0};
+    std::vector<float> logits(512);
+    const std::vector<int32_t> bad = {512};
+    EXPECT_THROW(fwd.runSequence(bad, 0, cache, table, logits.data()), ModelError);
+    const std::vector<int32_t> ok = {1};
+    EXPECT_THROW(fwd.runSequence(ok, 16, cache, table, logits.data()), ModelError); // beyond the block table
+}
+
+TEST(Generate, RejectsPromptLongerThanContext) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    ThreadPool pool(1);
+    const std::vector<int32_t> prompt(512, 261);
+    EXPECT_THROW(generate(*m, pool, prompt, {}), std::invalid_argument);
+    EXPECT_THROW(generate(*m, pool, {}, {}), std::invalid_argument);
+}
+
+TEST(Generate, StopsAtContextEnd) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    ThreadPool pool(1);
+    std::vector<int32_t> prompt(500, 261);
+    prompt[0] = 1;
+    GenerateOptions opts;
+    opts.maxTokens = 100;
+    opts.sampling.temperature = 0.0f;
+    opts.stopAtEos = false;
+    const GenerateResult r = generate(*m, pool, prompt, opts);
+    EXPECT_EQ(r.stop, StopReason::Context);
+    // One token from the prompt's logits, then one per input at positions 500..511.
+    EXPECT_EQ(r.tokens.size(), 13u);
+}
+
+TEST(Generate, CallbackCanCancel) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    ThreadPool pool(1);
+    GenerateOptions opts;
+    opts.maxTokens = 50;
+    opts.sampling.temperature = 0.0f;
+    int seen = 0;
+    const GenerateResult r = generate(*m, pool, std::vector<int32_t>{1, 403}, opts, [&](int32_t, std::string_view) {
+        return ++seen < 3;
+    });
+    EXPECT_EQ(r.stop, StopReason::Cancelled);
+    EXPECT_EQ(r.tokens.size(), 3u);
+}

@@ -1,1 +1,111 @@
-// Placeholder: being written (issue 2).
+// Row operations against direct double-precision formulas.
+#include "kernels/cpu/ops.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+using namespace mb::kernels;
+
+namespace {
+std::vector<float> randomFloats(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> x(n);
+    for (auto& v : x) v = d(rng);
+    return x;
+}
+} // namespace
+
+TEST(Ops, RmsNormMatchesFormula) {
+    const auto x = randomFloats(100, 1);
+    const auto w = randomFloats(100, 2);
+    std::vector<float> out(100);
+    rmsNorm(x.data(), w.data(), out.data(), 100, 1e-5f);
+    double ss = 0;
+    for (float v : x) ss += static_cast<double>(v) * v;
+    const double scale = 1.0 / std::sqrt(ss / 100 + 1e-5);
+    for (size_t i = 0; i < 100; ++i) EXPECT_NEAR(out[i], x[i] * scale * w[i], 1e-5);
+}
+
+TEST(Ops, SoftmaxIsADistributionAndStable) {
+    std::vector<float> x = {1000.0f, 1001.0f, 999.0f, -1e30f};
+    softmax(x.data(), 4);
+    EXPECT_NEAR(std::accumulate(x.begin(), x.end(), 0.0), 1.0, 1e-6);
+    EXPECT_NEAR(x[1], std::exp(1.0) / (1 + std::exp(1.0) + std::exp(-1.0)), 1e-6);
+    EXPECT_EQ(x[3], 0.0f);
+}
+
+TEST(Ops, SiluMul) {
+    std::vector<float> g = {-2.0f, 0.0f, 3.0f}, u = {1.0f, 5.0f, 0.5f};
+    siluMul(g.data(), u.data(), 3);
+    EXPECT_NEAR(g[0], -2.0 / (1 + std::exp(2.0)), 1e-6);
+    EXPECT_EQ(g[1], 0.0f);
+    EXPECT_NEAR(g[2], 0.5 * 3.0 / (1 + std::exp(-3.0)), 1e-6);
+}
+
+TEST(Ops, RopeRotatesAdjacentPairs) {
+    const int64_t heads = 3, hd = 8;
+    auto x = randomFloats(static_cast<size_t>(heads * hd), 3);
+    const auto orig = x;
+    std::vector<float> c(hd / 2), s(hd / 2);
+    ropeAngles(5, hd, 10000.0f, c.data(), s.data());
+    ropeApply(x.data(), heads, hd, hd, c.data(), s.data());
+    for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < hd / 2; ++i) {
+            const double theta = 5.0 * std::pow(10000.0, -2.0 * static_cast<double>(i) / hd);
+            const double a = orig[static_cast<size_t>(h * hd + 2 * i)], b = orig[static_cast<size_t>(h * hd + 2 * i + 1)];
+            EXPECT_NEAR(x[static_cast<size_t>(h * hd + 2 * i)], a * std::cos(theta) - b * std::sin(theta), 1e-5);
+            EXPECT_NEAR(x[static_cast<size_t>(h * hd + 2 * i + 1)], a * std::sin(theta) + b * std::cos(theta), 1e-5);
+        }
+}
+
+TEST(Ops, RopePartialDimensionLeavesTheRest) {
+    auto x = randomFloats(8, 4);
+    const auto orig = x;
+    std::vector<float> c(2), s(2);
+    ropeAngles(3, 4, 10000.0f, c.data(), s.data());
+    ropeApply(x.data(), 1, 8, 4, c.data(), s.data());
+    for (size_t i = 4; i < 8; ++i) EXPECT_EQ(x[i], orig[i]);
+}
+
+TEST(Ops, PagedAttentionMatchesNaive) {
+    // 23 positions in blocks of 5 (the last partly filled), stride 2 heads * 6 dims.
+    const int64_t len = 23, bs = 5, hd = 6, stride = 12, headOffset = 6;
+    const int64_t nBlocks = (len + bs - 1) / bs;
+    const auto q = randomFloats(hd, 5);
+    std::vector<std::vector<float>> kStore(static_cast<size_t>(nBlocks)), vStore(static_cast<size_t>(nBlocks));
+    std::vector<const float*> kp, vp;
+    // Scatter the blocks in reverse order in memory to prove the table is honoured.
+    for (int64_t b = nBlocks - 1; b >= 0; --b) {
+        kStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(10 + b));
+        vStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(50 + b));
+    }
+    for (int64_t b = 0; b < nBlocks; ++b) {
+        kp.push_back(kStore[static_cast<size_t>(b)].data());
+        vp.push_back(vStore[static_cast<size_t>(b)].data());
+    }
+    std::vector<float> scores(len), out(hd);
+    const float scale = 0.4f;
+    attendPaged(q.data(), kp.data(), vp.data(), bs, len, stride, headOffset, hd, scale, scores.data(), out.data());
+
+    std::vector<double> sc(len);
+    double mx = -1e300, sum = 0;
+    for (int64_t j = 0; j < len; ++j) {
+        const float* k = kp[static_cast<size_t>(j / bs)] + (j % bs) * stride + headOffset;
+        double d = 0;
+        for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[static_cast<size_t>(i)]) * k[i];
+        sc[static_cast<size_t>(j)] = d * scale;
+        mx = std::max(mx, sc[static_cast<size_t>(j)]);
+    }
+    for (auto& s : sc) sum += (s = std::exp(s - mx));
+    for (int64_t i = 0; i < hd; ++i) {
+        double o = 0;
+        for (int64_t j = 0; j < len; ++j)
+            o += sc[static_cast<size_t>(j)] / sum * vp[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i];
+        EXPECT_NEAR(out[static_cast<size_t>(i)], o, 1e-5);
+    }
+}

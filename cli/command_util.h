@@ -1,0 +1,40 @@
+// Shared pieces of the modebench-cli commands: registration, errors, options and JSON output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace mb::cli {
+
+using Json = nlohmann::ordered_json;
+
+// Bad input from the user (a missing file, an impossible value): main prints
+// "modebench-cli: error: <what>" on one line and exits with code 2.
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Each command file defines one of these; main.cpp calls them all.
+void addGenerateCommand(CLI::App& root);
+void addTokenizeCommand(CLI::App& root);
+void addInfoCommand(CLI::App& root);
+void addMakeModelCommand(CLI::App& root);
+void addDevicesCommand(CLI::App& root);
+
+// Default for --threads: the hardware threads this process may use.
+int defaultThreads();
+// Adds --threads N (1..1024) bound to `threads`, defaulting to defaultThreads().
+void addThreadsOption(CLI::App& cmd, int& threads);
+// Throws UsageError unless `path` names a readable regular file.
+void requireReadableFile(const std::string& path, const std::string& what);
+
+// Prints `j` on stdout followed by a newline (pretty when stdout is a terminal).
+void printJson(const Json& j);
+// Reads a whole text file; throws UsageError naming the path on failure.
+std::string readTextFile(const std::string& path);
+
+} // namespace mb::cli

@@ -1,0 +1,51 @@
+// One streamed generation: prefill the prompt as a batch, then decode token by token.
+#pragma once
+
+#include "engine/llama_model.h"
+#include "engine/sampler.h"
+#include "kernels/cpu/thread_pool.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mb::engine {
+
+struct GenerateOptions {
+    int32_t maxTokens = 128;   // generated tokens at most (> 0)
+    SamplerParams sampling;
+    bool stopAtEos = true;
+};
+
+enum class StopReason { Eos, Length, Context, Cancelled };
+std::string_view stopReasonName(StopReason r); // "eos", "length", "context", "cancelled"
+
+struct GenerateResult {
+    std::vector<int32_t> tokens; // generated ids (EOS excluded)
+    std::string text;            // their text
+    StopReason stop = StopReason::Length;
+    double ttftMs = 0;       // start of generate() to the first sampled token
+    double prefillMs = 0;    // the prompt's forward pass
+    double decodeMs = 0;     // first token to last token
+    double prefillTokS = 0;  // prompt tokens / prefill time
+    double decodeTokS = 0;   // (generated - 1) / decode time; 0 with fewer than 2 tokens
+    uint64_t kvBytes = 0;    // KV cache allocated for this generation
+};
+
+// Called for every generated token with the text it completed (whole UTF-8 characters,
+// possibly empty). Return false to stop (reported as Cancelled). At the end, bytes held
+// back by the stream decoder (an unfinished character) arrive once with id -1.
+using TokenCallback = std::function<bool(int32_t id, std::string_view text)>;
+
+// Throws std::invalid_argument with a one-line message for an empty prompt, a prompt
+// that does not fit the model's context, or bad options. Runs on the calling thread
+// using `pool` for the matrix products; `cancel` (optional) is polled every token.
+GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool,
+                        std::span<const int32_t> prompt, const GenerateOptions& options,
+                        const TokenCallback& onToken = {}, const std::atomic<bool>* cancel = nullptr);
+
+} // namespace mb::engine

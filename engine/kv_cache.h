@@ -1,0 +1,50 @@
+// Key/value storage for attention, organised in fixed-size blocks of positions.
+#pragma once
+
+#include "engine/model_config.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mb::engine {
+
+// `blocks` blocks of `blockSize` positions for every layer, K and V in F32.
+// Layout per layer: (blocks, blockSize, kvDim), so one block of one layer is contiguous.
+// A sequence owns a block table: logical block i holds its positions
+// [i * blockSize, (i + 1) * blockSize). Storage is allocated once in the constructor.
+// Not thread-safe; the forward pass writes positions of the sequence it runs.
+class KvCache {
+public:
+    KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize);
+
+    int64_t blocks() const { return m_blocks; }
+    int64_t blockSize() const { return m_blockSize; }
+    int64_t kvDim() const { return m_kvDim; }
+    int64_t layers() const { return m_layers; }
+    // Bytes of K and V storage.
+    uint64_t bytes() const { return static_cast<uint64_t>(m_keys.size() + m_values.size()) * sizeof(float); }
+    // Bytes one position takes across all layers (K and V).
+    uint64_t bytesPerPosition() const { return static_cast<uint64_t>(m_layers * m_kvDim * 2) * sizeof(float); }
+
+    // (blockSize, kvDim) floats of layer `layer`, block `block`.
+    float* keys(int64_t layer, int64_t block) { return m_keys.data() + offset(layer, block); }
+    float* values(int64_t layer, int64_t block) { return m_values.data() + offset(layer, block); }
+
+private:
+    size_t offset(int64_t layer, int64_t block) const {
+        return static_cast<size_t>((layer * m_blocks + block) * m_blockSize * m_kvDim);
+    }
+    int64_t m_layers;
+    int64_t m_blocks;
+    int64_t m_blockSize;
+    int64_t m_kvDim;
+    std::vector<float> m_keys;
+    std::vector<float> m_values;
+};
+
+// Blocks needed to hold `positions` positions.
+inline int64_t blocksFor(int64_t positions, int64_t blockSize) {
+    return (positions + blockSize - 1) / blockSize;
+}
+
+} // namespace mb::engine

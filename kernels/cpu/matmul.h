@@ -1,0 +1,44 @@
+// Matrix products of activations with weight matrices of any supported type, split across threads.
+#pragma once
+
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/tensor_type.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mb::kernels {
+
+// A row-major weight matrix in its stored type: `rows` rows of `cols` elements, each row
+// rowBytes(type, cols) bytes, rows contiguous. Non-owning.
+struct WeightMatrix {
+    TensorType type = TensorType::F32;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    const void* data = nullptr;
+
+    const uint8_t* row(int64_t r) const {
+        return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * rowBytes(type, cols);
+    }
+    size_t bytes() const { return static_cast<size_t>(rows) * rowBytes(type, cols); }
+};
+
+// Reusable buffers for matmul (the quantised activations). Owned by one caller; grows
+// to the largest product seen and is never shrunk, so the hot path does not allocate.
+struct MatmulScratch {
+    std::vector<BlockQ8_0> xq;
+};
+
+// y[t, r] = sum_k x[t, k] * W[r, k] for t in [0, n), r in [0, W.rows).
+// x: (n, W.cols) F32 row-major; y: (n, W.rows) F32 row-major, ld = W.rows.
+// Q8_0 and Q4_0 weights multiply activations quantised to Q8_0 with integer dot
+// products; float weights multiply F32 activations. Rows of W are split across the
+// pool's threads; each weight row is read once for all n tokens, which is what makes
+// prefill and batched decode cheaper per token than single-token decode.
+void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
+            MatmulScratch& scratch);
+
+// The same product computed with the portable kernels on one thread: the reference.
+void matmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y);
+
+} // namespace mb::kernels

@@ -1,0 +1,37 @@
+// Elementwise and row operations of the transformer: RMSNorm, softmax, SiLU gating, RoPE, attention.
+#pragma once
+
+#include <cstdint>
+
+namespace mb::kernels {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * weight[i], i < n. out may alias x.
+void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float eps);
+
+// In place, numerically stable (max subtracted).
+void softmax(float* x, int64_t n);
+
+// gate[i] = silu(gate[i]) * up[i], silu(v) = v / (1 + exp(-v)).
+void siluMul(float* gate, const float* up, int64_t n);
+
+// x[i] += y[i]
+void addInPlace(float* x, const float* y, int64_t n);
+
+// RoPE angles for one position: cos/sin of pos * base^(-2i/rotDim) for i < rotDim/2.
+// cosOut, sinOut: rotDim/2 floats each.
+void ropeAngles(int64_t pos, int64_t rotDim, float base, float* cosOut, float* sinOut);
+
+// Rotates adjacent pairs (2i, 2i+1), i < rotDim/2, of each of `heads` vectors of
+// `headDim` floats laid out back to back (the GGUF llama convention).
+void ropeApply(float* x, int64_t heads, int64_t headDim, int64_t rotDim, const float* cosv,
+               const float* sinv);
+
+// One head of causal attention over `len` cached positions stored in blocks of
+// `blockSize` positions: position j lives at kBlocks[j / blockSize] + (j % blockSize) *
+// stride + headOffset (likewise for V). out(headDim) = sum_j softmax_j(scale * q.k_j) v_j.
+// scores: scratch of len floats.
+void attendPaged(const float* q, const float* const* kBlocks, const float* const* vBlocks,
+                 int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
+                 int64_t headDim, float scale, float* scores, float* out);
+
+} // namespace mb::kernels
