@@ -14,6 +14,13 @@ int main(int argc, char** argv) {
     mb::cli::addInfoCommand(app);
     mb::cli::addMakeModelCommand(app);
     mb::cli::addDevicesCommand(app);
+    if (argc > 1 && argv[1][0] != '-') {
+        const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });
+        if (known.empty()) {
+            std::cerr << "modebench-cli: error: unknown command '" << argv[1] << "' (see --help)\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

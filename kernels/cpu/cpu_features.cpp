@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <string_view>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace mb::kernels {
 
 namespace {
@@ -12,11 +16,27 @@ CpuFeatures detect() {
     const char* force = std::getenv("MODEBENCH_CPU");
     if (force && std::string_view(force) == "portable") return f;
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    f.avx2 = __builtin_cpu_supports("avx2");
-    f.fma = __builtin_cpu_supports("fma");
-    f.f16c = __builtin_cpu_supports("f16c");
-    f.avx512f = __builtin_cpu_supports("avx512f");
+    // CPUID directly: clang 14's __builtin_cpu_supports does not know "f16c".
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    const bool osxsave = c & (1u << 27);
+    const bool avx = c & (1u << 28);
+    f.fma = c & (1u << 12);
+    f.f16c = c & (1u << 29);
+    // The OS must save the YMM (and for AVX-512 the ZMM) registers on context switches.
+    unsigned xcr0 = 0;
+    if (osxsave) {
+        unsigned hi = 0;
+        __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+    }
+    const bool ymm = avx && (xcr0 & 0x6u) == 0x6u;
+    const bool zmm = ymm && (xcr0 & 0xe0u) == 0xe0u;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        f.avx2 = ymm && (b & (1u << 5));
+        f.avx512f = zmm && (b & (1u << 16));
+    }
+    f.fma = f.fma && ymm;
+    f.f16c = f.f16c && ymm;
 #endif
     return f;
 }

@@ -1,1 +1,199 @@
-// Placeholder: being written (issue 2).
+// modebench-cli end to end: goldens through `generate --json`, tokenize, info, make-model, and bad input.
+#include "test_data.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CliResult {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+CliResult runCli(const std::vector<std::string>& args) {
+    const fs::path errFile = fs::temp_directory_path() / ("mb_cli_err_" + std::to_string(::getpid()));
+    std::string cmd = quote(MODEBENCH_CLI_PATH);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " 2>" + quote(errFile.string());
+    CliResult r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = ::pclose(p);
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(errFile);
+    fs::remove(errFile);
+    return r;
+}
+
+nlohmann::json parse(const CliResult& r) {
+    try {
+        return nlohmann::json::parse(r.out);
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "not JSON: " << r.out << "\nstderr: " << r.err;
+        return {};
+    }
+}
+
+// One line on stderr, exit code 2.
+void expectCleanError(const CliResult& r, const std::string& mentions) {
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+class TempDir {
+public:
+    TempDir() : m_path(fs::temp_directory_path() / ("mb_cli_" + std::to_string(::getpid()))) {
+        fs::create_directories(m_path);
+    }
+    ~TempDir() { fs::remove_all(m_path); }
+    fs::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+    fs::path m_path;
+};
+
+} // namespace
+
+TEST(Cli, GenerateJsonReturnsGoldenIds) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto golden = nlohmann::json::parse(slurp(goldenPath));
+    const auto r = runCli({"generate", "--model", model.string(), "--prompt", "Once upon a time", "--max-tokens",
+                           "100", "--temperature", "0", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    EXPECT_EQ(j["prompt_tokens"], golden["generation"][1]["prompt_tokens"]);
+    EXPECT_EQ(j["tokens"], golden["generation"][1]["generated_tokens"]);
+    EXPECT_EQ("Once upon a time" + j["text"].get<std::string>(), golden["generation"][1]["text"].get<std::string>());
+    for (const char* key : {"ttft_ms", "prefill_tok_s", "decode_tok_s"}) {
+        ASSERT_TRUE(j.contains(key)) << key;
+        EXPECT_GT(j[key].get<double>(), 0.0) << key;
+    }
+}
+
+TEST(Cli, GenerateStreamsText) {
+    MB_REQUIRE_DATA(model, "models/stories260K-f16.gguf");
+    const auto r = runCli({"generate", "--model", model.string(), "--prompt", "Once upon a time", "--max-tokens",
+                           "20", "--temperature", "0", "--threads", "2"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out, ", there was a little girl named Lily. She loved to play outsid\n");
+}
+
+TEST(Cli, SampledGenerationIsSeeded) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto run = [&](const char* seed) {
+        return parse(runCli({"generate", "--model", model.string(), "--prompt", "Lily", "--max-tokens", "30",
+                             "--temperature", "1.0", "--seed", seed, "--json"}))["tokens"];
+    };
+    EXPECT_EQ(run("7"), run("7"));
+    EXPECT_NE(run("7"), run("8"));
+}
+
+TEST(Cli, TokenizeVocabOnlyFile) {
+    MB_REQUIRE_DATA(vocab, "vocab/ggml-vocab-llama-spm.gguf");
+    const auto r = runCli({"tokenize", "--model", vocab.string(), "--text", "Hello world", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(parse(r)["tokens"], nlohmann::json::parse("[1, 15043, 3186]"));
+    const auto noBos = runCli({"tokenize", "--model", vocab.string(), "--text", "Hello world", "--no-bos"});
+    EXPECT_EQ(noBos.out, "15043 3186\n");
+}
+
+TEST(Cli, TokenizeFile) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    std::ofstream(dir / "p.txt") << "Once upon a time";
+    const auto r = runCli({"tokenize", "--model", model.string(), "--file", (dir / "p.txt").string(), "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(parse(r)["tokens"], nlohmann::json::parse("[1, 403, 407, 261, 378]"));
+}
+
+TEST(Cli, InfoJson) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto r = runCli({"info", "--model", model.string(), "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    EXPECT_EQ(j["architecture"], "llama");
+    EXPECT_EQ(j["context_length"], 512);
+    EXPECT_GT(j["parameters"].get<uint64_t>(), 250000u);
+    EXPECT_EQ(j["bytes"].get<uint64_t>(), fs::file_size(model));
+    ASSERT_TRUE(j["tensors"].is_array());
+    EXPECT_EQ(j["tensors"][0]["name"], "token_embd.weight");
+    EXPECT_EQ(j["tensors"][0]["type"], "f32");
+    EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::parse("[64, 512]"));
+}
+
+TEST(Cli, MakeModelThenGenerate) {
+    TempDir dir;
+    const std::string path = (dir / "tiny.gguf").string();
+    const auto made = runCli({"make-model", "--preset", "tiny", "--dtype", "q4_0", "--out", path, "--json"});
+    ASSERT_EQ(made.exitCode, 0) << made.err;
+    EXPECT_EQ(parse(made)["path"], path);
+    const auto again = runCli({"make-model", "--preset", "tiny", "--out", path});
+    expectCleanError(again, "exists");
+    const auto gen = runCli({"generate", "--model", path, "--prompt", "hello", "--max-tokens", "5", "--json"});
+    ASSERT_EQ(gen.exitCode, 0) << gen.err;
+    EXPECT_LE(parse(gen)["tokens"].size(), 5u);
+}
+
+TEST(Cli, BadInputGivesOneLineAndExitCode2) {
+    TempDir dir;
+    expectCleanError(runCli({"generate", "--model", (dir / "missing.gguf").string(), "--prompt", "x"}), "not found");
+    std::ofstream(dir / "text.gguf") << "this is not a model";
+    expectCleanError(runCli({"generate", "--model", (dir / "text.gguf").string(), "--prompt", "x"}), "magic");
+    expectCleanError(runCli({"info", "--model", (dir / "text.gguf").string()}), "magic");
+    expectCleanError(runCli({"make-model", "--preset", "gpt-5", "--out", (dir / "x.gguf").string()}), "unknown preset");
+    expectCleanError(runCli({"generate", "--prompt", "x"}), "--model");
+    expectCleanError(runCli({"frobnicate"}), "frobnicate");
+}
+
+TEST(Cli, PromptLongerThanContextIsRejected) {
+    MB_REQUIRE_DATA(model, "models/stories260K-f16.gguf"); // context 128 in this file
+    std::string prompt;
+    for (int i = 0; i < 200; ++i) prompt += "Lily ";
+    expectCleanError(runCli({"generate", "--model", model.string(), "--prompt", prompt}), "context");
+}
+
+TEST(Cli, UnsupportedArchitectureIsRejected) {
+    MB_REQUIRE_DATA(vocab, "vocab/ggml-vocab-gpt-2.gguf"); // architecture gpt2, no tensors
+    expectCleanError(runCli({"generate", "--model", vocab.string(), "--prompt", "x"}), "architecture");
+}
+
+TEST(Cli, HelpAndDevices) {
+    const auto help = runCli({"--help"});
+    EXPECT_EQ(help.exitCode, 0);
+    for (const char* cmd : {"generate", "tokenize", "info", "make-model", "devices"})
+        EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd;
+    const auto dev = runCli({"devices", "--json"});
+    ASSERT_EQ(dev.exitCode, 0) << dev.err;
+    const auto j = parse(dev);
+    EXPECT_TRUE(j["cuda_compiled"].is_boolean());
+    EXPECT_EQ(j["devices"][0]["id"], "cpu");
+}
