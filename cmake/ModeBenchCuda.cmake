@@ -11,6 +11,9 @@ if(NOT MODEBENCH_CUDA STREQUAL "OFF")
             # Ampere and Hopper as real code, plus PTX for newer devices.
             set(CMAKE_CUDA_ARCHITECTURES 80-real 90-real 90-virtual)
         endif()
+        # CMake 3.25 knows no CUDA20 dialect flags for nvcc; device code is C++17.
+        set(CMAKE_CUDA_STANDARD 17)
+        set(CMAKE_CUDA_STANDARD_REQUIRED ON)
         enable_language(CUDA)
         find_package(CUDAToolkit REQUIRED)
         set(MODEBENCH_HAVE_CUDA ON)
