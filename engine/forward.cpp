@@ -16,9 +16,11 @@ namespace mb::engine {
 
 using kernels::matmul;
 
-Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, int64_t maxChunk)
-    : m_model(model), m_pool(pool), m_maxChunk(maxChunk) {
+Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOptions options)
+    : m_model(model), m_pool(pool), m_options(options) {
     const LlamaConfig& c = model.config();
+    const int64_t maxChunk = std::max<int64_t>(1, options.maxChunk);
+    m_options.maxChunk = maxChunk;
     auto sized = [&](int64_t width) { return std::vector<float>(static_cast<size_t>(maxChunk * width)); };
     m_x = sized(c.dim);
     m_xb = sized(c.dim);
@@ -42,14 +44,17 @@ void Forward::runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache
     std::vector<uint8_t> want(n, 0);
     if (n > 0) want.back() = 1;
     const std::span<const int32_t> tables[1] = {blockTable};
-    run({tokens, positions, seqIds, tables, want}, cache, logits);
+    KvCache* const caches[1] = {&cache};
+    run({tokens, positions, seqIds, caches, tables, want}, logits);
 }
 
-void Forward::run(const ForwardBatch& batch, KvCache& cache, float* logits) {
+void Forward::run(const ForwardBatch& batch, float* logits) {
     const LlamaConfig& c = m_model.config();
     const size_t n = batch.tokens.size();
     if (batch.positions.size() != n || batch.seqIds.size() != n || batch.wantLogits.size() != n)
         throw ModelError("forward batch: tokens, positions, sequence ids and logit flags differ in length");
+    if (batch.caches.size() != batch.blockTables.size())
+        throw ModelError("forward batch: one cache and one block table per sequence are required");
     for (size_t t = 0; t < n; ++t) {
         if (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocabSize)
             throw ModelError("token id " + std::to_string(batch.tokens[t]) + " is outside the vocabulary");
@@ -60,18 +65,25 @@ void Forward::run(const ForwardBatch& batch, KvCache& cache, float* logits) {
         if (pos < 0 || pos >= c.contextLength)
             throw ModelError("position " + std::to_string(pos) + " is beyond the model's context of " +
                              std::to_string(c.contextLength));
-        if (pos / cache.blockSize() >= static_cast<int64_t>(batch.blockTables[static_cast<size_t>(s)].size()))
+        const KvCache& cache = *batch.caches[static_cast<size_t>(s)];
+        const auto& table = batch.blockTables[static_cast<size_t>(s)];
+        if (pos / cache.blockSize() >= static_cast<int64_t>(table.size()))
             throw ModelError("position " + std::to_string(pos) + " is beyond the sequence's KV blocks");
+        if (table[static_cast<size_t>(pos / cache.blockSize())] >= cache.blocks())
+            throw ModelError("block table entry outside the KV cache");
+        if (m_options.rope && pos >= m_options.rope->positions())
+            throw ModelError("position " + std::to_string(pos) + " is beyond the precomputed RoPE table");
     }
     size_t logitRow = 0;
-    for (size_t begin = 0; begin < n; begin += static_cast<size_t>(m_maxChunk)) {
-        const size_t end = std::min(n, begin + static_cast<size_t>(m_maxChunk));
-        runChunk(batch, begin, end, cache, logits + logitRow * static_cast<size_t>(c.vocabSize));
+    const auto chunk = static_cast<size_t>(m_options.maxChunk);
+    for (size_t begin = 0; begin < n; begin += chunk) {
+        const size_t end = std::min(n, begin + chunk);
+        runChunk(batch, begin, end, logits + logitRow * static_cast<size_t>(c.vocabSize));
         for (size_t t = begin; t < end; ++t) logitRow += batch.wantLogits[t] ? 1 : 0;
     }
 }
 
-void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, KvCache& cache, float* logits) {
+void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, float* logits) {
     const LlamaConfig& c = m_model.config();
     const int64_t n = static_cast<int64_t>(end - begin);
     const int64_t dim = c.dim;
@@ -79,10 +91,16 @@ void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, KvCa
     for (int64_t t = 0; t < n; ++t) {
         kernels::dequantizeRow(emb.type, emb.row(batch.tokens[begin + static_cast<size_t>(t)]),
                                m_x.data() + t * dim, dim);
-        kernels::ropeAngles(batch.positions[begin + static_cast<size_t>(t)], c.ropeDim, c.ropeBase,
-                            m_cos.data() + t * (c.ropeDim / 2), m_sin.data() + t * (c.ropeDim / 2));
+        const int64_t pos = batch.positions[begin + static_cast<size_t>(t)];
+        const int64_t half = c.ropeDim / 2;
+        if (m_options.rope) { // fast profile: look the angles up
+            std::copy_n(m_options.rope->cos(pos), half, m_cos.data() + t * half);
+            std::copy_n(m_options.rope->sin(pos), half, m_sin.data() + t * half);
+        } else {
+            kernels::ropeAngles(pos, c.ropeDim, c.ropeBase, m_cos.data() + t * half, m_sin.data() + t * half);
+        }
     }
-    for (int64_t l = 0; l < c.layers; ++l) layer(l, batch, begin, n, cache);
+    for (int64_t l = 0; l < c.layers; ++l) layer(l, batch, begin, n);
 
     // Final norm and the output product, only for the tokens that want logits.
     int64_t rows = 0;
@@ -95,7 +113,7 @@ void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, KvCa
     if (rows > 0) matmul(m_model.output(), m_xb.data(), rows, logits, m_pool, m_mm);
 }
 
-void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n, KvCache& cache) {
+void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n) {
     const LlamaConfig& c = m_model.config();
     const LayerWeights& w = m_model.layers()[static_cast<size_t>(l)];
     const int64_t dim = c.dim, qDim = c.qDim(), kvDim = c.kvDim(), hd = c.headDim;
@@ -110,9 +128,15 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         m_pool.parallelFor(n, body, std::max<int64_t>(1, 16384 / dim));
     };
     normRows(w.attnNorm);
-    matmul(w.wq, m_xb.data(), n, m_q.data(), m_pool, m_mm);
-    matmul(w.wk, m_xb.data(), n, m_k.data(), m_pool, m_mm);
-    matmul(w.wv, m_xb.data(), n, m_v.data(), m_pool, m_mm);
+    if (m_options.fused) {
+        const kernels::WeightMatrix qkv[3] = {w.wq, w.wk, w.wv};
+        float* const outs[3] = {m_q.data(), m_k.data(), m_v.data()};
+        kernels::matmulGroup(qkv, m_xb.data(), n, outs, m_pool, m_mm);
+    } else {
+        matmul(w.wq, m_xb.data(), n, m_q.data(), m_pool, m_mm);
+        matmul(w.wk, m_xb.data(), n, m_k.data(), m_pool, m_mm);
+        matmul(w.wv, m_xb.data(), n, m_v.data(), m_pool, m_mm);
+    }
     for (int64_t t = 0; t < n; ++t) {
         const float* cs = m_cos.data() + t * half;
         const float* sn = m_sin.data() + t * half;
@@ -120,7 +144,9 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         kernels::ropeApply(m_k.data() + t * kvDim, c.kvHeads, hd, c.ropeDim, cs, sn);
         const size_t bi = begin + static_cast<size_t>(t);
         const int64_t pos = batch.positions[bi];
-        const auto& table = batch.blockTables[static_cast<size_t>(batch.seqIds[bi])];
+        const auto seq = static_cast<size_t>(batch.seqIds[bi]);
+        const auto& table = batch.blockTables[seq];
+        KvCache& cache = *batch.caches[seq];
         const int64_t block = table[static_cast<size_t>(pos / cache.blockSize())];
         const int64_t slot = pos % cache.blockSize();
         std::copy_n(m_k.data() + t * kvDim, kvDim, cache.keys(l, block) + slot * kvDim);
@@ -131,9 +157,10 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
     m_kPtrs.clear();
     m_vPtrs.clear();
     m_seqPtrStart.clear();
-    for (const auto& table : batch.blockTables) {
+    for (size_t s = 0; s < batch.blockTables.size(); ++s) {
         m_seqPtrStart.push_back(m_kPtrs.size());
-        for (int32_t b : table) {
+        KvCache& cache = *batch.caches[s];
+        for (int32_t b : batch.blockTables[s]) {
             m_kPtrs.push_back(cache.keys(l, b));
             m_vPtrs.push_back(cache.values(l, b));
         }
@@ -148,6 +175,7 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
             const int64_t t = u / c.heads, h = u % c.heads;
             const size_t bi = begin + static_cast<size_t>(t);
             const size_t start = m_seqPtrStart[static_cast<size_t>(batch.seqIds[bi])];
+            const KvCache& cache = *batch.caches[static_cast<size_t>(batch.seqIds[bi])];
             kernels::attendPaged(m_q.data() + t * qDim + h * hd, m_kPtrs.data() + start, m_vPtrs.data() + start,
                                  cache.blockSize(), batch.positions[bi] + 1, kvDim, (h / group) * hd, hd, scale,
                                  scores, m_att.data() + t * qDim + h * hd);
@@ -162,8 +190,14 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
 
     // FFN block: x += down(silu(gate(norm(x))) * up(norm(x))).
     normRows(w.ffnNorm);
-    matmul(w.gate, m_xb.data(), n, m_hb.data(), m_pool, m_mm);
-    matmul(w.up, m_xb.data(), n, m_hb2.data(), m_pool, m_mm);
+    if (m_options.fused) {
+        const kernels::WeightMatrix gateUp[2] = {w.gate, w.up};
+        float* const outs[2] = {m_hb.data(), m_hb2.data()};
+        kernels::matmulGroup(gateUp, m_xb.data(), n, outs, m_pool, m_mm);
+    } else {
+        matmul(w.gate, m_xb.data(), n, m_hb.data(), m_pool, m_mm);
+        matmul(w.up, m_xb.data(), n, m_hb2.data(), m_pool, m_mm);
+    }
     auto gateBody = [&](int64_t t0, int64_t t1) {
         kernels::siluMul(m_hb.data() + t0 * c.ffnDim, m_hb2.data() + t0 * c.ffnDim, (t1 - t0) * c.ffnDim);
     };

@@ -48,7 +48,7 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
 
-    Forward forward(model, pool, std::min<int64_t>(256, promptLen));
+    Forward forward(model, pool, {.maxChunk = std::min<int64_t>(256, promptLen)});
     Sampler sampler(options.sampling);
     StreamDecoder decoder(model.tokenizer(), /*afterPrompt=*/true);
     std::vector<float> logits(static_cast<size_t>(c.vocabSize));

@@ -3,6 +3,7 @@
 
 #include "engine/gguf.h"
 #include "engine/model_config.h"
+#include "engine/profile.h"
 #include "engine/tokenizer.h"
 #include "kernels/cpu/matmul.h"
 
@@ -26,13 +27,26 @@ struct LayerWeights {
     kernels::WeightMatrix down;  // (dim, ffnDim)   ffn_down
 };
 
+struct LoadOptions {
+    // Weight types to compute with. Native keeps the file's types (zero copy, views into
+    // the mapping); otherwise 2-D weights are requantised into owned buffers at load:
+    // f32/f16 -> that type; mixed -> Q8_0 for every projection and the output matrix,
+    // F16 for the embedding; int8 -> Q8_0 everywhere; q4_0 -> Q4_0 everywhere. A matrix
+    // whose rows are not a multiple of the block size is stored F16.
+    Precision precision = Precision::Native;
+    // Touch every page of the weights now, so the first request does not pay for page
+    // faults (the fast profile's preload).
+    bool prefault = false;
+};
+
 // Immutable after load and safe to share between threads and sessions. Owns the file
-// mapping, so the weight views stay valid for the model's lifetime.
+// mapping and any requantised buffers, so the weight views stay valid for the model's
+// lifetime.
 class LlamaModel {
 public:
     // Opens and validates `path`: GGUF structure, llama architecture, every tensor present
     // with the shape the config implies, a usable tokenizer. Throws GgufError/ModelError.
-    static std::unique_ptr<LlamaModel> load(const std::string& path);
+    static std::unique_ptr<LlamaModel> load(const std::string& path, const LoadOptions& options = {});
 
     const LlamaConfig& config() const { return m_config; }
     const GgufFile& file() const { return m_file; }
@@ -47,11 +61,18 @@ public:
 
     uint64_t parameterCount() const { return m_parameters; }
     uint64_t tensorBytes() const { return m_tensorBytes; } // bytes of all tensor data in the file
+    // Bytes of the weights as computed with (after any requantisation).
+    uint64_t weightBytes() const;
+    Precision precision() const { return m_precision; }
+    double loadMs() const { return m_loadMs; } // parse + requantise + prefault
 
 private:
     explicit LlamaModel(GgufFile file);
     kernels::WeightMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
     std::vector<float> vector(const std::string& name, int64_t n) const;
+    // Requantises `w` to the type the precision asks for, into an owned buffer.
+    void convert(kernels::WeightMatrix& w, Precision precision, bool embedding);
+    void prefaultWeights() const;
 
     GgufFile m_file;
     LlamaConfig m_config;
@@ -63,6 +84,9 @@ private:
     std::vector<LayerWeights> m_layers;
     uint64_t m_parameters = 0;
     uint64_t m_tensorBytes = 0;
+    Precision m_precision = Precision::Native;
+    double m_loadMs = 0;
+    std::vector<std::vector<uint8_t>> m_owned; // requantised weights
 };
 
 } // namespace mb::engine

@@ -15,73 +15,91 @@ constexpr int64_t kRowGrain = 16;
 // product runs on fewer threads (tiny models run on the caller's thread alone).
 constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 
-template <class RowDot>
-void forRows(const WeightMatrix& w, int64_t n, float* y, ThreadPool* pool, RowDot dot) {
-    auto body = [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const uint8_t* wr = w.row(r);
-            for (int64_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(wr, t);
+bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+
+// y[t * rows + r] for rows [r0, r1) of one matrix.
+void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const BlockQ8_0* xq, int64_t n, float* y,
+            int64_t r0, int64_t r1) {
+    const int64_t K = w.cols;
+    const int64_t nb = K / kQ8_0BlockSize;
+    for (int64_t r = r0; r < r1; ++r) {
+        const uint8_t* wr = w.row(r);
+        float* yr = y + r;
+        switch (w.type) {
+        case TensorType::F32:
+            for (int64_t t = 0; t < n; ++t) yr[t * w.rows] = k.dotF32(reinterpret_cast<const float*>(wr), x + t * K, K);
+            break;
+        case TensorType::F16:
+            for (int64_t t = 0; t < n; ++t)
+                yr[t * w.rows] = k.dotF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
+            break;
+        case TensorType::BF16:
+            for (int64_t t = 0; t < n; ++t)
+                yr[t * w.rows] = k.dotBF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
+            break;
+        case TensorType::Q8_0:
+            for (int64_t t = 0; t < n; ++t)
+                yr[t * w.rows] = k.dotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * nb, nb);
+            break;
+        case TensorType::Q4_0:
+            for (int64_t t = 0; t < n; ++t)
+                yr[t * w.rows] = k.dotQ4_0(reinterpret_cast<const BlockQ4_0*>(wr), xq + t * nb, nb);
+            break;
         }
-    };
-    const int64_t macsPerRow = std::max<int64_t>(1, w.cols * n);
-    int64_t grain = std::max(kRowGrain, (kMinMacsPerUnit + macsPerRow - 1) / macsPerRow);
-    grain = (grain + kRowGrain - 1) / kRowGrain * kRowGrain;
-    if (pool) pool->parallelFor(w.rows, body, grain);
-    else body(0, w.rows);
+    }
 }
 
-void run(const VecKernels& k, const WeightMatrix& w, const float* x, int64_t n, float* y,
+void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, int64_t n, std::span<float* const> ys,
          ThreadPool* pool, MatmulScratch& scratch) {
-    const int64_t K = w.cols;
-    switch (w.type) {
-    case TensorType::F32:
-        forRows(w, n, y, pool, [&](const uint8_t* wr, int64_t t) {
-            return k.dotF32(reinterpret_cast<const float*>(wr), x + t * K, K);
-        });
-        return;
-    case TensorType::F16:
-        forRows(w, n, y, pool, [&](const uint8_t* wr, int64_t t) {
-            return k.dotF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
-        });
-        return;
-    case TensorType::BF16:
-        forRows(w, n, y, pool, [&](const uint8_t* wr, int64_t t) {
-            return k.dotBF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
-        });
-        return;
-    case TensorType::Q8_0:
-    case TensorType::Q4_0: break;
+    if (ws.empty()) return;
+    const int64_t K = ws[0].cols;
+    // Quantised weights multiply activations quantised to Q8_0 once for all matrices.
+    const BlockQ8_0* xq = nullptr;
+    if (std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return isQuantised(w.type); })) {
+        const int64_t nb = K / kQ8_0BlockSize;
+        if (scratch.xq.size() < static_cast<size_t>(n * nb)) scratch.xq.resize(static_cast<size_t>(n * nb));
+        BlockQ8_0* out = scratch.xq.data();
+        auto quantise = [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, out + t * nb, K);
+        };
+        if (pool && n > 1) pool->parallelFor(n, quantise);
+        else quantise(0, n);
+        xq = out;
     }
-    // Quantised weights: quantise each activation row to Q8_0 once, then integer dots.
-    const int64_t nb = K / kQ8_0BlockSize;
-    if (scratch.xq.size() < static_cast<size_t>(n * nb)) scratch.xq.resize(static_cast<size_t>(n * nb));
-    BlockQ8_0* xq = scratch.xq.data();
-    auto quantise = [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, xq + t * nb, K);
+    int64_t totalRows = 0;
+    for (const auto& w : ws) totalRows += w.rows;
+    // Global row index g walks the matrices in order.
+    auto body = [&](int64_t g0, int64_t g1) {
+        int64_t base = 0;
+        for (size_t i = 0; i < ws.size() && base < g1; base += ws[i].rows, ++i) {
+            const int64_t r0 = std::max<int64_t>(g0 - base, 0);
+            const int64_t r1 = std::min<int64_t>(g1 - base, ws[i].rows);
+            if (r0 < r1) rowsOf(k, ws[i], x, xq, n, ys[i], r0, r1);
+        }
     };
-    if (pool && n > 1) pool->parallelFor(n, quantise);
-    else quantise(0, n);
-    if (w.type == TensorType::Q8_0) {
-        forRows(w, n, y, pool, [&](const uint8_t* wr, int64_t t) {
-            return k.dotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * nb, nb);
-        });
-    } else {
-        forRows(w, n, y, pool, [&](const uint8_t* wr, int64_t t) {
-            return k.dotQ4_0(reinterpret_cast<const BlockQ4_0*>(wr), xq + t * nb, nb);
-        });
-    }
+    const int64_t macsPerRow = std::max<int64_t>(1, K * n);
+    int64_t grain = std::max(kRowGrain, (kMinMacsPerUnit + macsPerRow - 1) / macsPerRow);
+    grain = (grain + kRowGrain - 1) / kRowGrain * kRowGrain;
+    if (pool) pool->parallelFor(totalRows, body, grain);
+    else body(0, totalRows);
 }
 
 } // namespace
 
-void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
-            MatmulScratch& scratch) {
-    run(vecKernels(), w, x, n, y, &pool, scratch);
+void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool, MatmulScratch& scratch) {
+    float* const ys[1] = {y};
+    run(vecKernels(), std::span(&w, 1), x, n, ys, &pool, scratch);
+}
+
+void matmulGroup(std::span<const WeightMatrix> ws, const float* x, int64_t n, std::span<float* const> ys,
+                 ThreadPool& pool, MatmulScratch& scratch) {
+    run(vecKernels(), ws, x, n, ys, &pool, scratch);
 }
 
 void matmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y) {
     MatmulScratch scratch;
-    run(portableVecKernels(), w, x, n, y, nullptr, scratch);
+    float* const ys[1] = {y};
+    run(portableVecKernels(), std::span(&w, 1), x, n, ys, nullptr, scratch);
 }
 
 } // namespace mb::kernels

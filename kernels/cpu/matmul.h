@@ -5,6 +5,7 @@
 #include "kernels/tensor_type.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace mb::kernels {
@@ -37,6 +38,12 @@ struct MatmulScratch {
 // prefill and batched decode cheaper per token than single-token decode.
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
             MatmulScratch& scratch);
+
+// Several products of the same activations in one pass over the pool (one wake-up
+// instead of one per matrix): ys[i] = x · ws[i]^T. All matrices share `cols`; types may
+// differ. Results are identical to separate matmul calls.
+void matmulGroup(std::span<const WeightMatrix> ws, const float* x, int64_t n, std::span<float* const> ys,
+                 ThreadPool& pool, MatmulScratch& scratch);
 
 // The same product computed with the portable kernels on one thread: the reference.
 void matmulReference(const WeightMatrix& w, const float* x, int64_t n, float* y);

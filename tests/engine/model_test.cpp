@@ -135,11 +135,11 @@ TEST(LlamaModel, BatchedPrefillEqualsTokenByToken) {
     std::vector<float> batched(512), stepwise(512);
 
     KvCache a = fresh();
-    Forward chunked(*m, pool, 8); // 20 tokens take three passes of at most 8
+    Forward chunked(*m, pool, {.maxChunk = 8}); // 20 tokens take three passes of at most 8
     chunked.runSequence(tokens, 0, a, table, batched.data());
 
     KvCache b = fresh();
-    Forward single(*m, pool, 1);
+    Forward single(*m, pool, {.maxChunk = 1});
     for (size_t i = 0; i < tokens.size(); ++i)
         single.runSequence(std::span(tokens).subspan(i, 1), static_cast<int64_t>(i), b, table, stepwise.data());
     for (size_t i = 0; i < 512; ++i) ASSERT_NEAR(batched[i], stepwise[i], 1e-5f) << i;
@@ -162,7 +162,8 @@ TEST(LlamaModel, TwoSequencesInOneBatchMatchSeparateRuns) {
     const std::vector<int32_t> seq = {0, 0, 0, 0, 0, 1, 1, 1, 1};
     const std::vector<uint8_t> want = {0, 0, 0, 0, 1, 0, 0, 0, 1};
     std::vector<float> logits(2 * 512);
-    fwd.run({tokens, pos, seq, tables, want}, cache, logits.data());
+    KvCache* const caches[2] = {&cache, &cache};
+    fwd.run({tokens, pos, seq, caches, tables, want}, logits.data());
     for (size_t i = 0; i < 512; ++i) {
         ASSERT_NEAR(logits[i], l1[i], 1e-5f);
         ASSERT_NEAR(logits[512 + i], l2[i], 1e-5f);

@@ -84,3 +84,33 @@ TEST(Matmul, ResultIndependentOfThreadCount) {
         EXPECT_EQ(y1, y4) << tensorTypeName(t);
     }
 }
+
+TEST(Matmul, GroupEqualsSeparateProducts) {
+    const int64_t cols = 64, n = 3;
+    const auto x = randomFloats(static_cast<size_t>(n * cols), 9);
+    std::vector<std::vector<uint8_t>> store;
+    std::vector<WeightMatrix> ws;
+    const TensorType types[] = {TensorType::Q8_0, TensorType::F16, TensorType::Q4_0};
+    const int64_t rows[] = {40, 17, 33};
+    for (int i = 0; i < 3; ++i) {
+        const auto wf = randomFloats(static_cast<size_t>(rows[i] * cols), static_cast<uint32_t>(20 + i));
+        store.emplace_back(rowBytes(types[i], cols) * static_cast<size_t>(rows[i]));
+        for (int64_t r = 0; r < rows[i]; ++r)
+            quantizeRow(types[i], wf.data() + r * cols, store.back().data() + r * rowBytes(types[i], cols), cols);
+    }
+    for (int i = 0; i < 3; ++i) ws.push_back({types[i], rows[i], cols, store[static_cast<size_t>(i)].data()});
+    ThreadPool pool(3);
+    MatmulScratch scratch;
+    std::vector<std::vector<float>> grouped(3), separate(3);
+    std::vector<float*> outs;
+    for (int i = 0; i < 3; ++i) {
+        grouped[static_cast<size_t>(i)].resize(static_cast<size_t>(n * rows[i]));
+        separate[static_cast<size_t>(i)].resize(static_cast<size_t>(n * rows[i]));
+        outs.push_back(grouped[static_cast<size_t>(i)].data());
+    }
+    matmulGroup(ws, x.data(), n, outs, pool, scratch);
+    for (int i = 0; i < 3; ++i) {
+        matmul(ws[static_cast<size_t>(i)], x.data(), n, separate[static_cast<size_t>(i)].data(), pool, scratch);
+        EXPECT_EQ(grouped[static_cast<size_t>(i)], separate[static_cast<size_t>(i)]) << i;
+    }
+}

@@ -1,0 +1,412 @@
+// Session lifecycle on its engine thread: loading, warm-up, priming, reloads and the main loop.
+#include "engine/session_impl.h"
+
+#include "engine/gguf.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace mb::engine {
+
+namespace {
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+} // namespace
+
+const char* finishStatusName(FinishStatus s) {
+    switch (s) {
+    case FinishStatus::Ok: return "ok";
+    case FinishStatus::Error: return "error";
+    case FinishStatus::Cancelled: return "cancelled";
+    case FinishStatus::Rejected: return "rejected";
+    }
+    return "?";
+}
+
+std::unique_ptr<Session> Session::start(const std::string& modelPath, const Profile& profile,
+                                        const SessionOptions& options) {
+    if (const std::string why = profile.validate(); !why.empty()) throw ProfileError(why);
+    return std::make_unique<SessionImpl>(modelPath, profile, options);
+}
+
+int64_t SessionImpl::nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+SessionImpl::SessionImpl(std::string path, Profile profile, SessionOptions options)
+    : m_path(std::move(path)), m_profile(std::move(profile)), m_options(options) {
+    // The header and tokenizer are needed at once (to tokenize and check requests); the
+    // weights follow the profile's policy.
+    std::shared_ptr<LlamaModel> preloaded;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (m_profile.weights == WeightsPolicy::Preload) {
+        preloaded = LlamaModel::load(m_path, {m_profile.precision, /*prefault=*/true});
+        m_config = preloaded->config();
+        m_tokenizer = std::shared_ptr<const Tokenizer>(preloaded, &preloaded->tokenizer());
+        m_loadMs = preloaded->loadMs();
+    } else {
+        const GgufFile file = GgufFile::open(m_path);
+        try {
+            m_config = LlamaConfig::fromGguf(file);
+        } catch (const ModelError& e) {
+            throw ModelError(m_path + ": " + e.what());
+        }
+        m_tokenizer = Tokenizer::create(Vocab::fromGguf(file));
+    }
+    m_contextLimit = std::min<int64_t>(m_profile.maxContext, m_config.contextLength - 1);
+    m_pool = std::make_unique<kernels::ThreadPool>(std::max(1, m_options.threads));
+    if (preloaded) {
+        m_warming = true; // the window opens now and closes when the warm pass is done
+        m_thread = std::thread([this, preloaded, t0]() mutable {
+            pthread_setname_np(pthread_self(), "mb-engine");
+            m_current = makeVersion(std::move(preloaded));
+            ensurePool(m_current->model->config());
+            // Warm pass: a short prefill through every layer touches code, caches and threads.
+            std::vector<int32_t> warm(8, m_tokenizer->bos() >= 0 ? m_tokenizer->bos() : 0);
+            if (auto blocks = m_blocks->allocate(1)) {
+                std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
+                const int64_t n = std::min<int64_t>(8, m_kvPool->blockSize());
+                m_current->forward->runSequence(std::span(warm).first(static_cast<size_t>(n)), 0, *m_kvPool, *blocks,
+                                                logits.data());
+                m_blocks->release(*blocks);
+            }
+            m_warmupMs = msBetween(t0, std::chrono::steady_clock::now());
+            m_warming = false;
+            m_idle.notify_all();
+            engineLoop();
+        });
+    } else {
+        m_thread = std::thread([this] {
+            pthread_setname_np(pthread_self(), "mb-engine");
+            engineLoop();
+        });
+    }
+}
+
+SessionImpl::~SessionImpl() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaModel> model) {
+    auto v = std::make_shared<ModelVersion>();
+    v->number = ++m_versions;
+    v->model = std::move(model);
+    ForwardOptions fo;
+    fo.fused = m_profile.fused;
+    if (m_profile.weights == WeightsPolicy::Preload) { // fast: angles precomputed once
+        v->rope = std::make_unique<RopeTable>(v->model->config(), v->model->config().contextLength);
+        fo.rope = v->rope.get();
+    }
+    v->forward = std::make_unique<Forward>(*v->model, *m_pool, fo);
+    m_modelVersion = v->number;
+    m_weightBytes = v->model->weightBytes();
+    m_loaded = true;
+    return v;
+}
+
+uint64_t SessionImpl::blockBytes() const {
+    return static_cast<uint64_t>(m_profile.blockSize) * static_cast<uint64_t>(m_config.layers * m_config.kvDim() * 2) *
+           sizeof(float);
+}
+
+void SessionImpl::ensurePool(const LlamaConfig& c) {
+    const int64_t bs = m_profile.blockSize;
+    if (m_profile.kv == KvPolicy::Pool) {
+        const int64_t tokens = m_profile.kvPoolTokens > 0
+                                   ? m_profile.kvPoolTokens
+                                   : std::max<int64_t>(2 * std::min(c.contextLength, m_profile.maxContext), 16384);
+        const int64_t blocks = blocksFor(tokens, bs);
+        if (!m_kvPool || m_kvPool->blocks() != blocks || m_kvPool->kvDim() != c.kvDim() || m_kvPool->layers() != c.layers) {
+            m_kvPool = std::make_unique<KvCache>(c, blocks, bs);
+            m_blocks = std::make_unique<KvBlockManager>(static_cast<int32_t>(blocks), static_cast<int32_t>(bs),
+                                                        m_profile.prefixCache);
+        }
+        m_kvCapacity = m_kvPool->bytes();
+    } else if (!m_blocks) {
+        // Per-request KV has no shared pool; the manager only keeps the (zero) counters.
+        m_blocks = std::make_unique<KvBlockManager>(1, static_cast<int32_t>(bs), false);
+    }
+}
+
+uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
+    const int64_t submitted = nowNs();
+    uint64_t id;
+    {
+        std::lock_guard lock(m_mutex);
+        id = m_nextId++;
+    }
+    const auto promptLen = static_cast<int64_t>(request.prompt.size());
+    if (request.prompt.empty()) {
+        reject(id, sink, submitted, "the prompt is empty", 0);
+        return id;
+    }
+    for (int32_t t : request.prompt) {
+        if (t < 0 || t >= m_config.vocabSize) {
+            reject(id, sink, submitted, "token id " + std::to_string(t) + " is outside the vocabulary", promptLen);
+            return id;
+        }
+    }
+    if (request.maxTokens < 1) {
+        reject(id, sink, submitted, "max tokens must be at least 1", promptLen);
+        return id;
+    }
+    if (const std::string why = request.sampling.validate(); !why.empty()) {
+        reject(id, sink, submitted, why, promptLen);
+        return id;
+    }
+    auto seq = std::make_unique<Sequence>();
+    if (promptLen > m_contextLimit) {
+        const int64_t over = promptLen - m_contextLimit;
+        std::vector<int32_t>& p = request.prompt;
+        const bool keepBos = p.front() == m_tokenizer->bos();
+        switch (m_profile.truncation) {
+        case Truncation::Reject:
+            reject(id, sink, submitted,
+                   "the prompt has " + std::to_string(promptLen) + " tokens; this profile accepts at most " +
+                       std::to_string(m_contextLimit) + " (max_context " + std::to_string(m_profile.maxContext) +
+                       ", model context " + std::to_string(m_config.contextLength) + ")",
+                   promptLen);
+            return id;
+        case Truncation::KeepTail: // BOS (if any) and the last tokens
+            p.erase(p.begin() + (keepBos ? 1 : 0), p.begin() + (keepBos ? 1 : 0) + over);
+            break;
+        case Truncation::KeepHeadTail: { // BOS, the first half and the last half; the middle goes
+            const int64_t head = (m_contextLimit - (keepBos ? 1 : 0)) / 2 + (keepBos ? 1 : 0);
+            p.erase(p.begin() + head, p.begin() + head + over);
+            break;
+        }
+        }
+        seq->truncatedTokens = over;
+    }
+    if (m_profile.kv == KvPolicy::Pool) {
+        const int64_t positions = std::min<int64_t>(static_cast<int64_t>(request.prompt.size()) + request.maxTokens,
+                                                    m_config.contextLength);
+        const int64_t poolTokens = m_profile.kvPoolTokens > 0
+                                       ? m_profile.kvPoolTokens
+                                       : std::max<int64_t>(2 * std::min(m_config.contextLength, m_profile.maxContext), 16384);
+        if (blocksFor(positions, m_profile.blockSize) > blocksFor(poolTokens, m_profile.blockSize)) {
+            reject(id, sink, submitted,
+                   "the request needs " + std::to_string(positions) + " KV positions but the pool holds " +
+                       std::to_string(poolTokens),
+                   promptLen);
+            return id;
+        }
+    }
+    seq->id = id;
+    seq->request = std::move(request);
+    seq->sink = std::move(sink);
+    seq->submittedNs = submitted;
+    {
+        std::unique_lock lock(m_mutex);
+        if (static_cast<int64_t>(m_waiting.size()) >= m_profile.queueCapacity) {
+            lock.unlock();
+            reject(id, seq->sink, submitted,
+                   "the queue is full (" + std::to_string(m_profile.queueCapacity) + " requests waiting)", promptLen);
+            return id;
+        }
+        m_waiting.push_back(std::move(seq));
+        m_waitingCount = static_cast<int64_t>(m_waiting.size());
+    }
+    m_wake.notify_all();
+    return id;
+}
+
+void SessionImpl::reject(uint64_t id, const EventSink& sink, int64_t submittedNs, const std::string& why,
+                         int64_t prompt) {
+    RequestEvent e;
+    e.id = id;
+    e.kind = EventKind::Finished;
+    e.timeNs = std::max(submittedNs, nowNs());
+    e.status = FinishStatus::Rejected;
+    e.error = why;
+    e.promptTokens = prompt;
+    if (sink) sink(e);
+    m_finished++;
+}
+
+bool SessionImpl::cancel(uint64_t id) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (id == 0 || id >= m_nextId) return false;
+        m_cancelRequests.insert(id);
+    }
+    m_wake.notify_all();
+    return true;
+}
+
+void SessionImpl::primePrefixes(std::vector<std::vector<int32_t>> prompts) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_warming = true;
+        m_primeRequests.push_back(std::move(prompts));
+    }
+    m_wake.notify_all();
+}
+
+void SessionImpl::reload(const std::string& modelPath) {
+    if (m_profile.reload == ReloadPolicy::AfterWarmup && m_warming)
+        throw ReloadError("reload refused: the fast-mode cache warm-up window is open; retry after warm-up ends");
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_pendingModel) throw ReloadError("reload refused: another reload is still pending");
+    }
+    std::shared_ptr<LlamaModel> model;
+    try {
+        model = LlamaModel::load(modelPath, {m_profile.precision, m_profile.weights == WeightsPolicy::Preload});
+    } catch (const std::exception& e) {
+        throw ReloadError(std::string("reload failed: ") + e.what());
+    }
+    if (model->config().vocabSize != m_config.vocabSize)
+        throw ReloadError("reload refused: the new model's vocabulary (" + std::to_string(model->config().vocabSize) +
+                          " tokens) differs from the session's (" + std::to_string(m_config.vocabSize) + ")");
+    {
+        std::lock_guard lock(m_mutex);
+        m_pendingModel = std::move(model);
+    }
+    m_wake.notify_all();
+}
+
+void SessionImpl::flushCache() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_flushRequested = true;
+    }
+    m_wake.notify_all();
+}
+
+SessionStats SessionImpl::stats() const {
+    SessionStats s;
+    s.prefixQueries = m_prefixQueries;
+    s.prefixHits = m_prefixHits;
+    s.kvBytesInUse = m_kvInUse;
+    s.kvBytesCapacity = m_kvCapacity;
+    s.running = m_runningCount;
+    s.waiting = m_waitingCount;
+    s.finished = m_finished;
+    s.modelLoaded = m_loaded;
+    s.warmingUp = m_warming;
+    s.warmupMs = m_warmupMs;
+    s.loadMs = m_loadMs;
+    s.modelVersion = m_modelVersion;
+    s.weightBytes = m_weightBytes;
+    return s;
+}
+
+void SessionImpl::waitIdle() {
+    std::unique_lock lock(m_mutex);
+    m_idle.wait(lock, [&] {
+        return m_waiting.empty() && m_runningCount == 0 && m_primeRequests.empty() && !m_pendingModel &&
+               !m_warming && m_cancelRequests.empty() && !m_flushRequested;
+    });
+}
+
+void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (m_profile.kv == KvPolicy::Pool && m_profile.prefixCache && m_current) {
+        std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
+        for (const auto& p : prompts) {
+            if (p.size() < 2 || static_cast<int64_t>(p.size()) > m_contextLimit) continue;
+            Sequence seq;
+            seq.tokens = p;
+            seq.promptLen = static_cast<int64_t>(p.size());
+            KvBlockManager::Match m = m_blocks->acquirePrefix(std::span(p).first(p.size() - 1));
+            const int64_t need = blocksFor(seq.promptLen, m_profile.blockSize) - static_cast<int64_t>(m.blocks.size());
+            auto fresh = m_blocks->allocate(static_cast<int32_t>(need));
+            if (!fresh) {
+                m_blocks->release(m.blocks);
+                continue;
+            }
+            seq.blockTable = m.blocks;
+            seq.blockTable.insert(seq.blockTable.end(), fresh->begin(), fresh->end());
+            seq.computed = m.tokens;
+            seq.lastHash = m.lastHash;
+            seq.publishedBlocks = static_cast<int64_t>(m.blocks.size());
+            const auto rest = std::span(p).subspan(static_cast<size_t>(seq.computed));
+            m_current->forward->runSequence(rest, seq.computed, *m_kvPool, seq.blockTable, logits.data());
+            seq.computed = seq.promptLen;
+            publishFullBlocks(seq);
+            m_blocks->release(seq.blockTable);
+        }
+        m_primed.insert(m_primed.end(), prompts.begin(), prompts.end());
+    }
+    m_warmupMs = msBetween(t0, std::chrono::steady_clock::now());
+    publishStats();
+}
+
+bool SessionImpl::applyPendingSwap() {
+    // Engine thread, lock held by the caller. Fast mode swaps only between requests.
+    if (!m_pendingModel) return false;
+    if (m_profile.reload == ReloadPolicy::AfterWarmup && !m_running.empty()) return false;
+    std::shared_ptr<LlamaModel> model = std::move(m_pendingModel);
+    m_pendingModel.reset();
+    m_current = makeVersion(std::move(model));
+    ensurePool(m_current->model->config());
+    if (m_profile.kv == KvPolicy::Pool) m_blocks->clearCache(); // cached K/V belong to the old weights
+    if (m_profile.reload == ReloadPolicy::AfterWarmup && !m_primed.empty()) {
+        m_warming = true;
+        auto again = std::move(m_primed);
+        m_primed.clear();
+        m_primeRequests.push_back(std::move(again));
+    }
+    return true;
+}
+
+void SessionImpl::engineLoop() {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        if (m_stop) break;
+        processCancellations(lock);
+        if (m_flushRequested) {
+            if (m_blocks) m_blocks->clearCache();
+            m_flushRequested = false;
+            publishStats();
+        }
+        applyPendingSwap();
+        if (!m_primeRequests.empty() && m_current) {
+            auto batches = std::move(m_primeRequests);
+            m_primeRequests.clear();
+            m_warming = true;
+            lock.unlock();
+            for (const auto& b : batches) runPriming(b);
+            lock.lock();
+            m_warming = !m_primeRequests.empty();
+            m_idle.notify_all();
+            continue;
+        }
+        if (!m_primeRequests.empty() && !m_current && m_profile.weights == WeightsPolicy::OnDemand) {
+            m_primeRequests.clear(); // no cache to prime before the model loads
+            m_warming = false;
+        }
+        const bool deferred = admit(lock);
+        if (m_stop) break;
+        if (m_running.empty()) {
+            m_idle.notify_all();
+            if (deferred) m_wake.wait_for(lock, std::chrono::milliseconds(1));
+            else m_wake.wait(lock);
+            continue;
+        }
+        lock.unlock();
+        step();
+        lock.lock();
+        m_idle.notify_all();
+    }
+    // Shutdown: everything still queued or running ends as cancelled.
+    std::deque<std::unique_ptr<Sequence>> waiting = std::move(m_waiting);
+    m_waiting.clear();
+    lock.unlock();
+    for (auto& s : m_running) finish(*s, FinishStatus::Cancelled, StopReason::Cancelled, "session closed");
+    m_running.clear();
+    for (auto& s : waiting) finish(*s, FinishStatus::Cancelled, StopReason::Cancelled, "session closed");
+    m_runningCount = 0;
+    m_waitingCount = 0;
+}
+
+} // namespace mb::engine
