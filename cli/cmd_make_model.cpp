@@ -18,6 +18,7 @@ struct MakeModelArgs {
     std::string dtype = "f16";
     std::string out;
     uint64_t seed = 0;
+    int64_t context = 0;
     bool force = false;
     bool json = false;
     bool list = false;
@@ -44,8 +45,9 @@ void listPresets(bool json) {
 void runMakeModel(const MakeModelArgs& a) {
     if (a.list) return listPresets(a.json);
     if (a.preset.empty() || a.out.empty()) throw UsageError("make-model needs --preset and --out (or --list)");
-    const auto preset = engine::findSyntheticPreset(a.preset);
+    auto preset = engine::findSyntheticPreset(a.preset);
     if (!preset) throw UsageError("unknown preset '" + a.preset + "' (see make-model --list)");
+    if (a.context > 0) preset->config.contextLength = a.context;
     const auto type = kernels::tensorTypeFromName(a.dtype);
     if (!type || *type == kernels::TensorType::BF16)
         throw UsageError("unknown --dtype '" + a.dtype + "' (f32, f16, q8_0 or q4_0)");
@@ -88,6 +90,10 @@ void addMakeModelCommand(CLI::App& root) {
     cmd->add_option("--dtype", args->dtype, "Weight type: f32, f16, q8_0 or q4_0")->capture_default_str();
     cmd->add_option("--out,-o", args->out, "Output GGUF path");
     cmd->add_option("--seed", args->seed, "Seed of the weights")->capture_default_str();
+    cmd->add_option("--context", args->context,
+                    "Context length to record instead of the preset's (e.g. 4096 so a small model takes long "
+                    "prompts; the shapes stay the preset's)")
+        ->check(CLI::Range(int64_t{16}, int64_t{1} << 24));
     cmd->add_flag("--force", args->force, "Overwrite an existing output file");
     cmd->add_flag("--list", args->list, "List the presets and exit");
     cmd->add_flag("--json", args->json, "Print JSON");

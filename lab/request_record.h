@@ -1,0 +1,52 @@
+// What one request did, as the runner records it: counts, status and timestamps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mb::lab {
+
+// Status of a finished request (PRODUCT.md §3).
+enum class RequestStatus { Ok, Error, Cancelled, Rejected };
+// "ok", "error", "cancelled", "rejected"
+const char* requestStatusName(RequestStatus s);
+
+// All times are milliseconds since the start of the run (steady clock), so records from
+// one run are comparable. A time is negative when the event never happened (e.g. a
+// rejected request has no scheduledMs, firstTokenMs or token times).
+struct RequestRecord {
+    uint64_t id = 0;                // index in the workload
+    RequestStatus status = RequestStatus::Ok;
+    std::string error;              // one line when status is Error or Rejected
+    int64_t promptTokens = 0;       // after truncation
+    int64_t cachedTokens = 0;       // prompt tokens served from the prefix cache
+    int64_t truncatedTokens = 0;    // prompt tokens dropped by the fast-mode truncation policy
+    int64_t outputTokens = 0;
+    double submittedMs = -1;
+    double scheduledMs = -1;        // first time the scheduler gave it compute
+    double firstTokenMs = -1;
+    double finishedMs = -1;
+    std::vector<double> tokenTimesMs; // one per output token, increasing
+    uint64_t kvBytesPeak = 0;       // KV bytes this request held at its peak
+    std::vector<int32_t> tokens;    // generated ids
+    std::string text;               // generated text
+
+    // Derived metrics (PRODUCT.md §3); negative when undefined for this request.
+    double queueMs() const;   // scheduled - submitted
+    double ttftMs() const;    // first token - submitted
+    double e2eMs() const;     // finished - submitted
+    double tpotMs() const;    // (e2e - ttft) / (output_tokens - 1); needs >= 2 tokens
+};
+
+// The engine's counters sampled during a run (the runner takes one every ~100 ms).
+struct StatsSample {
+    double timeMs = 0;
+    uint64_t prefixQueries = 0; // monotonic: prompt tokens looked up in the prefix cache
+    uint64_t prefixHits = 0;    // monotonic: prompt tokens found there
+    uint64_t kvBytesInUse = 0;
+    int64_t running = 0;
+    int64_t waiting = 0;
+};
+
+} // namespace mb::lab

@@ -1,0 +1,294 @@
+// Workload files: the JSON spec format and JSONL / plain-text prompt files.
+#include "lab/workload.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace mb::lab {
+
+namespace {
+
+using Json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& key, const std::string& why) {
+    throw std::runtime_error("workload spec: " + key + ": " + why);
+}
+
+std::string keyOf(const std::string& path, const std::string& name) {
+    return path.empty() ? name : path + "." + name;
+}
+
+// A JSON object whose keys must all be known; typed getters name the full key on error.
+class ObjectReader {
+public:
+    ObjectReader(const Json& j, std::string path, std::initializer_list<const char*> known)
+        : m_j(j), m_path(std::move(path)) {
+        if (!j.is_object()) fail(m_path.empty() ? "(top level)" : m_path, "must be an object");
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const std::string& key = it.key();
+            const bool ok =
+                std::any_of(known.begin(), known.end(), [&key](const char* k) { return key == k; });
+            if (!ok) fail(keyOf(m_path, key), "unknown key");
+        }
+    }
+
+    const Json* find(const char* name) const {
+        auto it = m_j.find(name);
+        return it == m_j.end() ? nullptr : &*it;
+    }
+    std::string key(const char* name) const { return keyOf(m_path, name); }
+
+    void get(const char* name, int64_t& out) const {
+        if (const Json* v = find(name)) {
+            if (v->is_number_unsigned() &&
+                v->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+                fail(key(name), "out of range");
+            if (!v->is_number_integer()) fail(key(name), "must be an integer");
+            out = v->get<int64_t>();
+        }
+    }
+    void get(const char* name, int32_t& out) const {
+        int64_t wide = out;
+        get(name, wide);
+        if (wide < std::numeric_limits<int32_t>::min() ||
+            wide > std::numeric_limits<int32_t>::max())
+            fail(key(name), "out of range");
+        out = static_cast<int32_t>(wide);
+    }
+    void get(const char* name, uint64_t& out) const {
+        if (const Json* v = find(name)) {
+            if (!v->is_number_unsigned()) fail(key(name), "must be a non-negative integer");
+            out = v->get<uint64_t>();
+        }
+    }
+    void get(const char* name, double& out) const {
+        if (const Json* v = find(name)) {
+            if (!v->is_number()) fail(key(name), "must be a number");
+            out = v->get<double>();
+        }
+    }
+    void get(const char* name, std::string& out) const {
+        if (const Json* v = find(name)) {
+            if (!v->is_string()) fail(key(name), "must be a string");
+            out = v->get<std::string>();
+        }
+    }
+
+private:
+    const Json& m_j;
+    std::string m_path;
+};
+
+constexpr std::pair<LengthDist::Kind, const char*> kLengthKinds[] = {
+    {LengthDist::Kind::Fixed, "fixed"},
+    {LengthDist::Kind::Uniform, "uniform"},
+    {LengthDist::Kind::Normal, "normal"},
+    {LengthDist::Kind::LogNormal, "lognormal"}};
+constexpr std::pair<ArrivalSpec::Kind, const char*> kArrivalKinds[] = {
+    {ArrivalSpec::Kind::Closed, "closed"},
+    {ArrivalSpec::Kind::Poisson, "poisson"},
+    {ArrivalSpec::Kind::Gamma, "gamma"},
+    {ArrivalSpec::Kind::Ramp, "ramp"}};
+
+template <typename Kind, size_t N>
+Kind parseKind(const std::pair<Kind, const char*> (&kinds)[N], const std::string& text,
+               const std::string& key) {
+    std::string names;
+    for (const auto& [kind, name] : kinds) {
+        if (text == name) return kind;
+        names += names.empty() ? name : std::string("|") + name;
+    }
+    fail(key, "unknown kind '" + text + "' (expected " + names + ")");
+}
+
+LengthDist parseLength(const Json& j, const std::string& path, LengthDist d) {
+    ObjectReader r(j, path, {"kind", "a", "b", "min", "max"});
+    std::string kind = lengthKindName(d.kind);
+    r.get("kind", kind);
+    d.kind = parseKind(kLengthKinds, kind, r.key("kind"));
+    r.get("a", d.a);
+    r.get("b", d.b);
+    r.get("min", d.min);
+    r.get("max", d.max);
+    return d;
+}
+
+nlohmann::ordered_json lengthJson(const LengthDist& d) {
+    return {
+        {"kind", lengthKindName(d.kind)}, {"a", d.a}, {"b", d.b}, {"min", d.min}, {"max", d.max}};
+}
+
+bool isBlank(const std::string& s) {
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+}
+
+// The prompt text of one JSONL object, or throws with the reason (without FILE:LINE).
+std::string jsonlPrompt(const Json& j) {
+    if (!j.is_object()) throw std::runtime_error("expected a JSON object");
+    const auto prompt = j.find("prompt");
+    const auto messages = j.find("messages");
+    if (prompt != j.end() && messages != j.end())
+        throw std::runtime_error("both \"prompt\" and \"messages\"; give one");
+    if (prompt != j.end()) {
+        if (!prompt->is_string()) throw std::runtime_error("\"prompt\" must be a string");
+        return prompt->get<std::string>();
+    }
+    if (messages == j.end()) throw std::runtime_error("missing \"prompt\" (or \"messages\")");
+    if (!messages->is_array()) throw std::runtime_error("\"messages\" must be an array");
+    // A plain "role: content" transcript; applying the model's chat template is the
+    // target's business, and this keeps files usable across models.
+    std::string text;
+    for (const Json& m : *messages) {
+        const auto role = m.is_object() ? m.find("role") : m.end();
+        const auto content = m.is_object() ? m.find("content") : m.end();
+        if (!m.is_object() || role == m.end() || content == m.end() || !role->is_string() ||
+            !content->is_string())
+            throw std::runtime_error("each message needs string \"role\" and \"content\"");
+        text += role->get<std::string>() + ": " + content->get<std::string>() + "\n";
+    }
+    return text;
+}
+
+int32_t jsonlMaxTokens(const Json& j, int32_t fallback) {
+    const auto it = j.find("max_tokens");
+    if (it == j.end()) return fallback;
+    if (!it->is_number_integer() || it->get<int64_t>() <= 0 ||
+        it->get<int64_t>() > std::numeric_limits<int32_t>::max())
+        throw std::runtime_error("\"max_tokens\" must be a positive integer");
+    return static_cast<int32_t>(it->get<int64_t>());
+}
+
+} // namespace
+
+const char* lengthKindName(LengthDist::Kind k) {
+    for (const auto& [kind, name] : kLengthKinds)
+        if (kind == k) return name;
+    return "fixed";
+}
+
+const char* arrivalKindName(ArrivalSpec::Kind k) {
+    for (const auto& [kind, name] : kArrivalKinds)
+        if (kind == k) return name;
+    return "closed";
+}
+
+WorkloadSpec parseWorkloadSpec(const nlohmann::json& j) {
+    WorkloadSpec s;
+    ObjectReader r(j, "",
+                   {"name", "requests", "input", "output", "shared_prefix", "multi_turn", "arrival",
+                    "warmup_requests", "seed"});
+    r.get("name", s.name);
+    r.get("requests", s.requests);
+    if (const Json* v = r.find("input")) s.input = parseLength(*v, "input", s.input);
+    if (const Json* v = r.find("output")) s.output = parseLength(*v, "output", s.output);
+    if (const Json* v = r.find("shared_prefix")) {
+        ObjectReader sp(*v, "shared_prefix",
+                        {"groups", "per_group", "prefix_tokens", "suffix_tokens"});
+        sp.get("groups", s.sharedPrefix.groups);
+        sp.get("per_group", s.sharedPrefix.perGroup);
+        sp.get("prefix_tokens", s.sharedPrefix.prefixTokens);
+        sp.get("suffix_tokens", s.sharedPrefix.suffixTokens);
+    }
+    if (const Json* v = r.find("multi_turn")) {
+        ObjectReader mt(*v, "multi_turn", {"conversations", "turns", "user_tokens"});
+        mt.get("conversations", s.multiTurn.conversations);
+        mt.get("turns", s.multiTurn.turns);
+        if (const Json* u = mt.find("user_tokens"))
+            s.multiTurn.userTokens =
+                parseLength(*u, "multi_turn.user_tokens", s.multiTurn.userTokens);
+    }
+    if (const Json* v = r.find("arrival")) {
+        ObjectReader a(*v, "arrival",
+                       {"kind", "concurrency", "rate", "burstiness", "ramp_seconds"});
+        std::string kind = arrivalKindName(s.arrival.kind);
+        a.get("kind", kind);
+        s.arrival.kind = parseKind(kArrivalKinds, kind, a.key("kind"));
+        a.get("concurrency", s.arrival.concurrency);
+        a.get("rate", s.arrival.rate);
+        a.get("burstiness", s.arrival.burstiness);
+        a.get("ramp_seconds", s.arrival.rampSeconds);
+    }
+    r.get("warmup_requests", s.warmupRequests);
+    r.get("seed", s.seed);
+    if (std::string e = s.validate(); !e.empty()) throw std::runtime_error("workload spec: " + e);
+    return s;
+}
+
+nlohmann::ordered_json toJson(const WorkloadSpec& s) {
+    nlohmann::ordered_json j;
+    j["name"] = s.name;
+    j["requests"] = s.requests;
+    j["input"] = lengthJson(s.input);
+    j["output"] = lengthJson(s.output);
+    j["shared_prefix"] = {{"groups", s.sharedPrefix.groups},
+                          {"per_group", s.sharedPrefix.perGroup},
+                          {"prefix_tokens", s.sharedPrefix.prefixTokens},
+                          {"suffix_tokens", s.sharedPrefix.suffixTokens}};
+    j["multi_turn"] = {{"conversations", s.multiTurn.conversations},
+                       {"turns", s.multiTurn.turns},
+                       {"user_tokens", lengthJson(s.multiTurn.userTokens)}};
+    j["arrival"] = {{"kind", arrivalKindName(s.arrival.kind)},
+                    {"concurrency", s.arrival.concurrency},
+                    {"rate", s.arrival.rate},
+                    {"burstiness", s.arrival.burstiness},
+                    {"ramp_seconds", s.arrival.rampSeconds}};
+    j["warmup_requests"] = s.warmupRequests;
+    j["seed"] = s.seed;
+    return j;
+}
+
+std::vector<WorkloadRequest>
+loadPromptFile(const std::string& path,
+               const std::function<std::vector<int32_t>(const std::string&)>& tokenize,
+               int32_t defaultMaxTokens) {
+    if (defaultMaxTokens <= 0) throw std::invalid_argument("defaultMaxTokens must be > 0");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": cannot open");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string content = buffer.str();
+    const auto firstChar = std::find_if_not(content.begin(), content.end(), [](char c) {
+        return std::isspace(static_cast<unsigned char>(c));
+    });
+    const bool jsonl = firstChar != content.end() && *firstChar == '{';
+
+    std::vector<WorkloadRequest> out;
+    std::istringstream lines(content);
+    std::string line;
+    for (int64_t lineNo = 1; std::getline(lines, line); ++lineNo) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (isBlank(line)) continue;
+        const std::string where = path + ":" + std::to_string(lineNo) + ": ";
+        WorkloadRequest r;
+        std::string text;
+        try {
+            if (jsonl) {
+                Json j;
+                try {
+                    j = Json::parse(line);
+                } catch (const Json::parse_error& e) {
+                    throw std::runtime_error(std::string("malformed JSON: ") + e.what());
+                }
+                text = jsonlPrompt(j);
+                r.maxTokens = jsonlMaxTokens(j, defaultMaxTokens);
+            } else {
+                text = line;
+                r.maxTokens = defaultMaxTokens;
+            }
+            if (isBlank(text)) throw std::runtime_error("empty prompt");
+            r.prompt = tokenize(text);
+        } catch (const std::exception& e) {
+            throw std::runtime_error(where + e.what());
+        }
+        r.index = out.size();
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+} // namespace mb::lab
