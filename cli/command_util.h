@@ -24,6 +24,7 @@ void addTokenizeCommand(CLI::App& root);
 void addInfoCommand(CLI::App& root);
 void addMakeModelCommand(CLI::App& root);
 void addDevicesCommand(CLI::App& root);
+void addCompareCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();

@@ -197,3 +197,40 @@ TEST(Cli, HelpAndDevices) {
     EXPECT_TRUE(j["cuda_compiled"].is_boolean());
     EXPECT_EQ(j["devices"][0]["id"], "cpu");
 }
+
+TEST(Cli, CompareWritesBothSides) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    const std::string out = (dir / "cmp.json").string();
+    const auto r = runCli({"compare", "--model", model.string(), "--workload", "shared-prefix", "--groups", "2",
+                           "--per-group", "3", "--prefix-tokens", "48", "--suffix-tokens", "8", "--output-tokens",
+                           "5", "--threads", "2", "--json", out});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("TTFT p50"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(slurp(out));
+    for (const char* side : {"a", "b"}) {
+        const auto& s = j[side];
+        EXPECT_TRUE(s.contains("profile")) << side;
+        for (const char* key : {"requests", "errors", "rejected", "truncated", "ttft_ms", "tpot_ms", "itl_ms",
+                                "e2e_ms", "output_tokens_per_s", "requests_per_s", "prefix_cache", "kv_bytes_peak"})
+            EXPECT_TRUE(s["summary"].contains(key)) << side << " " << key;
+        for (const char* p : {"p50", "p90", "p95", "p99", "mean"}) EXPECT_TRUE(s["summary"]["ttft_ms"].contains(p));
+        ASSERT_EQ(s["requests"].size(), 6u);
+        for (const char* key : {"id", "prompt_tokens", "cached_tokens", "truncated_tokens", "output_tokens",
+                                "ttft_ms", "e2e_ms", "status", "tokens"})
+            EXPECT_TRUE(s["requests"][0].contains(key)) << key;
+    }
+    EXPECT_EQ(j["a"]["profile"]["name"], "fast");
+    EXPECT_EQ(j["b"]["profile"]["name"], "regular");
+    EXPECT_GT(j["a"]["summary"]["prefix_cache"]["hit_rate"].get<double>(), 0.5);
+    EXPECT_EQ(j["b"]["summary"]["prefix_cache"]["hit_rate"].get<double>(), 0.0);
+}
+
+TEST(Cli, CompareRejectsBadProfilesAndWorkloads) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    std::ofstream(dir / "p.json") << R"({"base": "fast", "max_contxt": 9})";
+    expectCleanError(runCli({"compare", "--model", model.string(), "--a", (dir / "p.json").string()}), "max_contxt");
+    expectCleanError(runCli({"compare", "--model", model.string(), "--workload", "nope"}), "nope");
+    expectCleanError(runCli({"compare", "--model", model.string(), "--concurrency", "2", "--rate", "3"}), "excludes");
+}

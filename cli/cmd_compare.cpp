@@ -1,0 +1,253 @@
+// `modebench-cli compare`: two profiles on the identical workload, a summary table and a JSON file.
+#include "cli/command_util.h"
+
+#include "engine/session.h"
+#include "lab/comparison.h"
+#include "lab/workload.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <unistd.h>
+
+namespace mb::cli {
+
+namespace {
+
+struct CompareArgs {
+    std::string model, modelB, profileA = "fast", profileB = "regular";
+    std::string workload = "shared-prefix", prompts, jsonOut;
+    int64_t requests = -1, groups = -1, perGroup = -1, prefixTokens = -1, suffixTokens = -1;
+    int64_t outputTokens = -1, inputTokens = -1, warmup = -1;
+    int concurrency = -1;
+    double rate = -1, burstiness = 1;
+    int64_t seed = -1;
+    int maxTokens = 64;
+    int threads = 1;
+    engine::SamplerParams sampling;
+    bool interleave = false, noPrime = false, tokenTimes = false;
+    double sloTtft = -1, sloE2e = -1;
+};
+
+lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
+    lab::WorkloadSpec spec;
+    if (auto b = lab::builtinWorkload(a.workload)) {
+        spec = *b;
+    } else {
+        std::ifstream in(a.workload);
+        if (!in) {
+            std::string names;
+            for (const auto& n : lab::builtinWorkloadNames()) names += (names.empty() ? "" : ", ") + n;
+            throw UsageError("--workload '" + a.workload + "' is neither a built-in (" + names + ") nor a readable file");
+        }
+        try {
+            spec = lab::parseWorkloadSpec(nlohmann::json::parse(in));
+        } catch (const std::exception& e) {
+            throw UsageError(a.workload + ": " + e.what());
+        }
+    }
+    auto fixed = [](int64_t n) {
+        lab::LengthDist d;
+        d.kind = lab::LengthDist::Kind::Fixed;
+        d.a = static_cast<double>(n);
+        d.min = 1;
+        d.max = std::max<int64_t>(1, n);
+        return d;
+    };
+    if (a.requests > 0) spec.requests = a.requests;
+    if (a.groups > 0) spec.sharedPrefix.groups = static_cast<int32_t>(a.groups);
+    if (a.perGroup > 0) spec.sharedPrefix.perGroup = static_cast<int32_t>(a.perGroup);
+    if (a.prefixTokens > 0) spec.sharedPrefix.prefixTokens = a.prefixTokens;
+    if (a.suffixTokens > 0) spec.sharedPrefix.suffixTokens = a.suffixTokens;
+    if (a.outputTokens > 0) spec.output = fixed(a.outputTokens);
+    if (a.inputTokens > 0) spec.input = fixed(a.inputTokens);
+    if (a.warmup >= 0) spec.warmupRequests = static_cast<int32_t>(a.warmup);
+    if (a.seed >= 0) spec.seed = static_cast<uint64_t>(a.seed);
+    if (a.concurrency > 0) {
+        spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
+        spec.arrival.concurrency = a.concurrency;
+    }
+    if (a.rate > 0) {
+        spec.arrival.kind = a.burstiness == 1.0 ? lab::ArrivalSpec::Kind::Poisson : lab::ArrivalSpec::Kind::Gamma;
+        spec.arrival.rate = a.rate;
+        spec.arrival.burstiness = a.burstiness;
+    }
+    if (const std::string why = spec.validate(); !why.empty()) throw UsageError("workload: " + why);
+    return spec;
+}
+
+std::string fmt(double v, int precision = 1) {
+    std::ostringstream ss;
+    ss << std::fixed << std::setprecision(precision) << v;
+    return ss.str();
+}
+
+void printTable(const std::vector<lab::CandidateResult>& r) {
+    struct Row {
+        std::string name;
+        double a, b;
+        int precision;
+    };
+    const lab::RunSummary& A = r[0].summary;
+    const lab::RunSummary& B = r[1].summary;
+    const std::vector<Row> rows = {
+        {"requests ok", double(A.ok), double(B.ok), 0},
+        {"errors + rejected", double(A.errors + A.rejected), double(B.errors + B.rejected), 0},
+        {"truncated requests", double(A.truncated), double(B.truncated), 0},
+        {"TTFT p50 (ms)", A.ttftMs.p50, B.ttftMs.p50, 1},
+        {"TTFT p95 (ms)", A.ttftMs.p95, B.ttftMs.p95, 1},
+        {"TTFT p99 (ms)", A.ttftMs.p99, B.ttftMs.p99, 1},
+        {"TPOT p50 (ms)", A.tpotMs.p50, B.tpotMs.p50, 2},
+        {"ITL p99 (ms)", A.itlMs.p99, B.itlMs.p99, 2},
+        {"e2e p50 (ms)", A.e2eMs.p50, B.e2eMs.p50, 1},
+        {"e2e p99 (ms)", A.e2eMs.p99, B.e2eMs.p99, 1},
+        {"queue p50 (ms)", A.queueMs.p50, B.queueMs.p50, 1},
+        {"output tokens/s", A.outputTokensPerS, B.outputTokensPerS, 1},
+        {"requests/s", A.requestsPerS, B.requestsPerS, 2},
+        {"prefix hit rate", A.hitRate, B.hitRate, 3},
+        {"KV peak (MiB)", double(A.kvBytesPeak) / 1048576.0, double(B.kvBytesPeak) / 1048576.0, 1},
+        {"startup (ms)", r[0].startupMs, r[1].startupMs, 1},
+        {"duration (s)", A.durationS, B.durationS, 2},
+    };
+    const std::string la = "A " + r[0].candidate.profile.name, lb = "B " + r[1].candidate.profile.name;
+    std::cout << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb
+              << std::setw(10) << "B/A" << '\n';
+    for (const Row& row : rows) {
+        std::cout << std::left << std::setw(22) << row.name << std::right << std::setw(14) << fmt(row.a, row.precision)
+                  << std::setw(14) << fmt(row.b, row.precision) << std::setw(10)
+                  << (row.a != 0 ? fmt(row.b / row.a, 2) : std::string("-")) << '\n';
+    }
+}
+
+void runCompare(const CompareArgs& a) {
+    requireReadableFile(a.model, "model file");
+    if (!a.modelB.empty()) requireReadableFile(a.modelB, "model file (B)");
+    if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
+    std::vector<lab::Candidate> candidates;
+    try {
+        candidates.push_back({"a", a.model, engine::Profile::load(a.profileA), a.threads});
+        candidates.push_back({"b", a.modelB.empty() ? a.model : a.modelB, engine::Profile::load(a.profileB), a.threads});
+    } catch (const engine::ProfileError& e) {
+        throw UsageError(e.what());
+    }
+    // The tokenizer decides the synthetic token range and tokenizes prompt files.
+    const engine::GgufFile header = engine::GgufFile::open(a.model);
+    const auto tokenizer = engine::Tokenizer::create(engine::Vocab::fromGguf(header));
+    lab::WorkloadSpec spec = workloadSpec(a);
+    std::vector<lab::WorkloadRequest> requests;
+    if (!a.prompts.empty()) {
+        requireReadableFile(a.prompts, "prompt file");
+        try {
+            requests = lab::loadPromptFile(
+                a.prompts, [&](const std::string& text) { return tokenizer->encode(text, tokenizer->vocab().addBos); },
+                a.maxTokens);
+        } catch (const std::exception& e) {
+            throw UsageError(e.what());
+        }
+        if (requests.empty()) throw UsageError(a.prompts + " holds no prompts");
+        spec.name = "file:" + a.prompts;
+        lab::Rng rng(spec.seed);
+        const auto times = lab::arrivalTimesMs(spec.arrival, requests.size(), rng);
+        for (size_t i = 0; i < requests.size(); ++i) requests[i].arrivalMs = times[i];
+    } else {
+        requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
+    }
+
+    lab::ComparisonOptions opts;
+    opts.run.arrival = spec.arrival;
+    opts.run.sampling = a.sampling;
+    opts.interleave = a.interleave;
+    opts.slo.ttftMs = a.sloTtft;
+    opts.slo.e2eMs = a.sloE2e;
+    if (spec.sharedPrefix.groups > 0 && !a.noPrime)
+        opts.primers = lab::prefixPrimers(requests, spec.sharedPrefix.prefixTokens);
+    const bool tty = isatty(STDERR_FILENO);
+    int64_t lastPrinted = -1;
+    opts.onProgress = [&](const std::string& label, const lab::RunProgress& p) {
+        const double eta = p.done > 0 ? p.elapsedMs / static_cast<double>(p.done) * static_cast<double>(p.total - p.done) : 0;
+        const int width = 30;
+        const int filled = p.total > 0 ? static_cast<int>(width * p.done / p.total) : 0;
+        if (tty) {
+            std::cerr << "\r[" << label << "] [" << std::string(static_cast<size_t>(filled), '#')
+                      << std::string(static_cast<size_t>(width - filled), '.') << "] " << p.done << "/" << p.total
+                      << "  " << fmt(p.elapsedMs / 1000, 1) << " s, ETA " << fmt(eta / 1000, 1) << " s   " << std::flush;
+            if (p.done == p.total) std::cerr << '\n';
+        } else if (p.total > 0 && (p.done * 10 / p.total != lastPrinted || p.done == p.total)) {
+            lastPrinted = p.done * 10 / p.total;
+            std::cerr << "[" << label << "] " << p.done << "/" << p.total << " requests, " << fmt(p.elapsedMs / 1000, 1)
+                      << " s\n";
+        }
+    };
+    std::cerr << "compare: " << requests.size() << " requests (" << spec.name << ", seed " << spec.seed << ")"
+              << (opts.primers.empty() ? "" : ", " + std::to_string(opts.primers.size()) + " prefix primers")
+              << "; A = " << candidates[0].profile.name << ", B = " << candidates[1].profile.name << ", "
+              << a.threads << " threads\n";
+    const auto results = lab::runComparison(candidates, requests, opts);
+    printTable(results);
+    if (!a.jsonOut.empty()) {
+        Json j;
+        j["model"] = a.model;
+        j["workload"] = lab::toJson(spec);
+        j["sampling"] = {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.topK},
+                         {"top_p", a.sampling.topP}, {"min_p", a.sampling.minP}, {"seed", a.sampling.seed}};
+        j["interleave"] = a.interleave;
+        j["a"] = lab::toJson(results[0], a.tokenTimes);
+        j["b"] = lab::toJson(results[1], a.tokenTimes);
+        std::ofstream out(a.jsonOut);
+        if (!out) throw UsageError("cannot write " + a.jsonOut);
+        out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+        if (!out) throw UsageError("cannot write " + a.jsonOut);
+        std::cerr << "compare: wrote " << a.jsonOut << '\n';
+    }
+}
+
+} // namespace
+
+void addCompareCommand(CLI::App& root) {
+    auto a = std::make_shared<CompareArgs>();
+    a->sampling.temperature = 0.0f; // comparisons default to greedy: identical work on both sides
+    CLI::App* cmd = root.add_subcommand("compare", "Run two serving profiles on the identical workload and compare");
+    cmd->add_option("--model,-m", a->model, "GGUF model file")->required();
+    cmd->add_option("--model-b", a->modelB, "A different model file for candidate B (default: --model)");
+    cmd->add_option("--a", a->profileA, "Profile A: fast, regular or a JSON profile file")->capture_default_str();
+    cmd->add_option("--b", a->profileB, "Profile B: fast, regular or a JSON profile file")->capture_default_str();
+    cmd->add_option("--workload,-w", a->workload, "shared-prefix, chat, long-context, multi-turn, or a JSON workload file")
+        ->capture_default_str();
+    cmd->add_option("--prompts", a->prompts, "JSONL or plain-text prompt file instead of a synthetic workload");
+    cmd->add_option("--max-tokens,-n", a->maxTokens, "Output tokens for prompt-file requests without max_tokens")
+        ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    cmd->add_option("--requests", a->requests, "Requests (plain workloads)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    auto* conc = cmd->add_option("--concurrency,-c", a->concurrency, "Closed loop: requests kept in flight")
+                     ->check(CLI::Range(1, 4096));
+    auto* rate = cmd->add_option("--rate", a->rate, "Open loop: Poisson arrivals per second")->check(CLI::PositiveNumber);
+    conc->excludes(rate);
+    rate->excludes(conc);
+    cmd->add_option("--burstiness", a->burstiness, "With --rate: gamma shape of the gaps (1 = Poisson, < 1 burstier)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--groups", a->groups, "shared-prefix: prefix groups")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+    cmd->add_option("--per-group", a->perGroup, "shared-prefix: prompts per group")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+    cmd->add_option("--prefix-tokens", a->prefixTokens, "shared-prefix: shared prefix length")->check(CLI::PositiveNumber);
+    cmd->add_option("--suffix-tokens", a->suffixTokens, "shared-prefix: distinct suffix length")->check(CLI::PositiveNumber);
+    cmd->add_option("--input-tokens", a->inputTokens, "Fixed prompt length (plain workloads)")->check(CLI::PositiveNumber);
+    cmd->add_option("--output-tokens", a->outputTokens, "Fixed output length")->check(CLI::PositiveNumber);
+    cmd->add_option("--warmup", a->warmup, "Unrecorded warm-up requests")->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--no-prime", a->noPrime, "shared-prefix: skip the unrecorded one-per-group prefix primers");
+    cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)");
+    addThreadsOption(*cmd, a->threads);
+    cmd->add_option("--temperature", a->sampling.temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
+    cmd->add_option("--top-k", a->sampling.topK, "Top-k; 0 = off")->capture_default_str();
+    cmd->add_option("--top-p", a->sampling.topP, "Top-p; 1 = off")->capture_default_str();
+    cmd->add_option("--min-p", a->sampling.minP, "Min-p; 0 = off")->capture_default_str();
+    cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->capture_default_str();
+    cmd->add_flag("--interleave", a->interleave, "Alternate A and B over slices of the workload");
+    cmd->add_option("--slo-ttft-ms", a->sloTtft, "TTFT SLO for goodput")->check(CLI::PositiveNumber);
+    cmd->add_option("--slo-e2e-ms", a->sloE2e, "End-to-end SLO for goodput")->check(CLI::PositiveNumber);
+    cmd->add_option("--json", a->jsonOut, "Write {\"a\": ..., \"b\": ...} with summaries and every request here");
+    cmd->add_flag("--token-times", a->tokenTimes, "Include each token's time in the JSON");
+    cmd->callback([a] { runCompare(*a); });
+}
+
+} // namespace mb::cli

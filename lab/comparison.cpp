@@ -1,0 +1,172 @@
+// Side-by-side runs of candidates on one workload.
+#include "lab/comparison.h"
+
+#include "engine/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace mb::lab {
+
+std::vector<WorkloadRequest> prefixPrimers(const std::vector<WorkloadRequest>& requests, int64_t prefixTokens) {
+    std::vector<WorkloadRequest> primers;
+    std::vector<int64_t> seen;
+    for (const auto& r : requests) {
+        if (r.group < 0 || r.warmup || std::find(seen.begin(), seen.end(), r.group) != seen.end()) continue;
+        seen.push_back(r.group);
+        WorkloadRequest p = r;
+        p.prompt.resize(std::min(p.prompt.size(), static_cast<size_t>(prefixTokens + 1)));
+        p.maxTokens = 1;
+        p.warmup = true;
+        primers.push_back(std::move(p));
+    }
+    return primers;
+}
+
+TokenSpace tokenSpaceFor(const engine::Tokenizer& tokenizer) {
+    const auto& kinds = tokenizer.vocab().kinds;
+    const auto n = static_cast<int32_t>(tokenizer.size());
+    TokenSpace space;
+    space.bos = tokenizer.bos();
+    int32_t first = -1, last = -1;
+    for (int32_t i = 0; i < n; ++i) {
+        const bool normal = kinds.empty() || kinds[static_cast<size_t>(i)] == engine::TokenKind::Normal;
+        if (!normal) continue;
+        if (first < 0) first = i;
+        last = i;
+    }
+    space.firstId = first < 0 ? 0 : first;
+    space.endId = last < 0 ? n : last + 1;
+    return space;
+}
+
+namespace {
+
+struct Live {
+    std::unique_ptr<EmbeddedTarget> target;
+    double startupMs = 0;
+};
+
+Live startCandidate(const Candidate& c) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads});
+    const std::string desc = "embedded " + c.profile.name + " on cpu, " + std::to_string(c.threads) + " threads";
+    Live live{std::make_unique<EmbeddedTarget>(std::move(session), desc), 0};
+    live.target->waitIdle();
+    live.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return live;
+}
+
+RunOptions withProgress(const ComparisonOptions& o, const std::string& label, int64_t offset, int64_t total) {
+    RunOptions r = o.run;
+    if (o.onProgress)
+        r.onProgress = [&o, label, offset, total](const RunProgress& p) {
+            o.onProgress(label, RunProgress{offset + p.done, total, p.elapsedMs});
+        };
+    return r;
+}
+
+void append(RunResult& into, RunResult&& part, double shiftMs) {
+    for (auto& r : part.records) {
+        for (double* t : {&r.submittedMs, &r.scheduledMs, &r.firstTokenMs, &r.finishedMs})
+            if (*t >= 0) *t += shiftMs;
+        for (double& t : r.tokenTimesMs) t += shiftMs;
+        into.records.push_back(std::move(r));
+    }
+    // Counters continue from the previous slice's last sample.
+    const StatsSample base = into.samples.empty() ? StatsSample{} : into.samples.back();
+    for (auto s : part.samples) {
+        s.timeMs += shiftMs;
+        s.prefixQueries += base.prefixQueries;
+        s.prefixHits += base.prefixHits;
+        into.samples.push_back(s);
+    }
+    into.cancelled = into.cancelled || part.cancelled;
+    into.warmupMs += part.warmupMs;
+}
+
+} // namespace
+
+std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
+                                           const std::vector<WorkloadRequest>& requests,
+                                           const ComparisonOptions& options) {
+    std::vector<CandidateResult> results(candidates.size());
+    std::vector<WorkloadRequest> measured;
+    for (const auto& r : requests)
+        if (!r.warmup) measured.push_back(r);
+    std::vector<WorkloadRequest> warm;
+    for (const auto& r : requests)
+        if (r.warmup) warm.push_back(r);
+    warm.insert(warm.end(), options.primers.begin(), options.primers.end());
+    const auto total = static_cast<int64_t>(measured.size());
+
+    if (!options.interleave) {
+        for (size_t i = 0; i < candidates.size(); ++i) {
+            Live live = startCandidate(candidates[i]);
+            std::vector<WorkloadRequest> list = warm;
+            list.insert(list.end(), measured.begin(), measured.end());
+            results[i].run = runWorkload(*live.target, list, withProgress(options, candidates[i].label, 0, total));
+            results[i].stats = live.target->stats();
+            results[i].startupMs = live.startupMs;
+            results[i].description = live.target->describe();
+            if (options.run.cancel && options.run.cancel->load()) break;
+        }
+    } else {
+        // Long-lived sessions; slices alternate A, B, A, B, ... Multi-turn conversations
+        // stay whole inside a slice because slices split on conversation boundaries.
+        std::vector<Live> live;
+        for (const auto& c : candidates) live.push_back(startCandidate(c));
+        const int slices = std::max(1, options.slices);
+        std::vector<std::vector<WorkloadRequest>> parts(static_cast<size_t>(slices));
+        for (size_t k = 0; k < measured.size(); ++k) {
+            const int64_t key = measured[k].conversation >= 0 ? measured[k].conversation : static_cast<int64_t>(k);
+            parts[static_cast<size_t>(key % slices)].push_back(measured[k]);
+        }
+        std::vector<double> clock(candidates.size(), 0.0);
+        std::vector<int64_t> done(candidates.size(), 0);
+        for (int s = 0; s < slices; ++s) {
+            for (size_t i = 0; i < candidates.size(); ++i) {
+                std::vector<WorkloadRequest> list = s == 0 ? warm : std::vector<WorkloadRequest>{};
+                list.insert(list.end(), parts[static_cast<size_t>(s)].begin(), parts[static_cast<size_t>(s)].end());
+                RunResult part = runWorkload(*live[i].target, list, withProgress(options, candidates[i].label, done[i], total));
+                done[i] += static_cast<int64_t>(part.records.size());
+                double end = 0;
+                for (const auto& r : part.records) end = std::max(end, r.finishedMs);
+                append(results[i].run, std::move(part), clock[i]);
+                clock[i] += end;
+            }
+            if (options.run.cancel && options.run.cancel->load()) break;
+        }
+        for (size_t i = 0; i < candidates.size(); ++i) {
+            results[i].stats = live[i].target->stats();
+            results[i].startupMs = live[i].startupMs;
+            results[i].description = live[i].target->describe();
+        }
+    }
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        results[i].candidate = candidates[i];
+        results[i].summary = summarize(results[i].run.records, results[i].run.samples, options.slo);
+    }
+    return results;
+}
+
+nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes) {
+    nlohmann::ordered_json j;
+    j["label"] = r.candidate.label;
+    j["model"] = r.candidate.modelPath;
+    j["profile"] = nlohmann::ordered_json::parse(r.candidate.profile.toJson());
+    j["target"] = r.description;
+    j["threads"] = r.candidate.threads;
+    j["startup_ms"] = r.startupMs;
+    j["warmup_ms"] = r.run.warmupMs;
+    j["model_load_ms"] = r.stats.loadMs;
+    j["weight_bytes"] = r.stats.weightBytes;
+    j["cancelled"] = r.run.cancelled;
+    j["summary"] = toJson(r.summary);
+    nlohmann::ordered_json reqs = nlohmann::ordered_json::array();
+    for (const auto& rec : r.run.records) reqs.push_back(toJson(rec, withTokenTimes));
+    j["requests"] = std::move(reqs);
+    return j;
+}
+
+} // namespace mb::lab

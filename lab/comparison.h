@@ -1,0 +1,65 @@
+// Running two (or more) candidates on the identical request list and collecting their results.
+#pragma once
+
+#include "engine/profile.h"
+#include "lab/metrics.h"
+#include "lab/runner.h"
+#include "lab/workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mb::lab {
+
+// An embedded candidate: a model file under a profile.
+struct Candidate {
+    std::string label;     // "a", "b"
+    std::string modelPath;
+    engine::Profile profile;
+    int threads = 1;
+};
+
+struct CandidateResult {
+    Candidate candidate;
+    RunResult run;
+    RunSummary summary;
+    engine::SessionStats stats; // at the end of the run
+    double startupMs = 0;       // Session::start until the target was idle (load + warm-up for preload)
+    std::string description;
+};
+
+struct ComparisonOptions {
+    RunOptions run;
+    // Alternate the candidates over `slices` parts of the workload on long-lived sessions
+    // instead of running each whole workload in turn; spreads machine drift over both.
+    bool interleave = false;
+    int slices = 4;
+    // Unrecorded requests issued to every candidate before measuring (e.g. one per
+    // shared-prefix group: the fast profile's prefix priming through real requests).
+    std::vector<WorkloadRequest> primers;
+    // Called with the candidate's label and its progress.
+    std::function<void(const std::string&, const RunProgress&)> onProgress;
+    Slo slo;
+};
+
+// The prompts of `requests` cut to BOS + `prefixTokens`, one per shared-prefix group,
+// each asking for one token: a cheap way to warm a prefix cache with a workload's prefixes.
+std::vector<WorkloadRequest> prefixPrimers(const std::vector<WorkloadRequest>& requests, int64_t prefixTokens);
+
+// A token range for synthetic prompts: the vocabulary's ordinary (Normal) tokens.
+TokenSpace tokenSpaceFor(const engine::Tokenizer& tokenizer);
+
+// Each candidate gets a fresh session and the identical request list. Throws what
+// Session::start throws (bad model file, bad profile).
+std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
+                                           const std::vector<WorkloadRequest>& requests,
+                                           const ComparisonOptions& options);
+
+// {"label", "profile", "target", "startup_ms", "warmup_ms", "summary", "requests"}.
+nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes = false);
+
+} // namespace mb::lab

@@ -1,0 +1,43 @@
+// Drives a workload against a target: closed or open loop, multi-turn order, warm-up, sampling.
+#pragma once
+
+#include "engine/sampler.h"
+#include "lab/request_record.h"
+#include "lab/target.h"
+#include "lab/workload.h"
+
+#include <atomic>
+#include <functional>
+#include <vector>
+
+namespace mb::lab {
+
+struct RunProgress {
+    int64_t done = 0;     // measured requests finished
+    int64_t total = 0;    // measured requests in the workload
+    double elapsedMs = 0; // since the measured start
+};
+
+struct RunOptions {
+    ArrivalSpec arrival;              // Closed: keep `concurrency` in flight; else use each request's arrivalMs
+    engine::SamplerParams sampling;   // the same for every request
+    bool stopAtEos = true;
+    double sampleIntervalMs = 100;    // how often the target's counters are sampled
+    std::function<void(const RunProgress&)> onProgress; // on the caller's thread, after each finish
+    const std::atomic<bool>* cancel = nullptr;          // polled; in-flight requests are cancelled
+};
+
+struct RunResult {
+    std::vector<RequestRecord> records; // measured requests that were submitted, in workload order
+    std::vector<StatsSample> samples;   // prefix counters relative to the measured start
+    bool cancelled = false;
+    double warmupMs = 0;                // time spent on warm-up requests
+};
+
+// Runs on the calling thread (a sampling thread runs beside it). Warm-up requests go
+// first, unrecorded, in closed loop; then the measured ones. A multi-turn request is
+// issued only after the previous turn of its conversation finished. Never throws for
+// request failures: they are records with their status.
+RunResult runWorkload(Target& target, const std::vector<WorkloadRequest>& requests, const RunOptions& options);
+
+} // namespace mb::lab

@@ -1,0 +1,177 @@
+// The runner and comparisons on the real stories260K model: records, order, arrivals, identical work.
+#include "engine/session.h"
+#include "lab/comparison.h"
+#include "lab/runner.h"
+#include "test_data.h"
+
+#include <gtest/gtest.h>
+
+using namespace mb;
+using namespace mb::lab;
+
+namespace {
+
+std::unique_ptr<EmbeddedTarget> target(const std::string& model, engine::Profile p) {
+    return std::make_unique<EmbeddedTarget>(engine::Session::start(model, p, {.threads = 2}), p.name);
+}
+
+engine::Profile fastNative() {
+    engine::Profile p = engine::Profile::fast();
+    p.precision = engine::Precision::Native;
+    return p;
+}
+
+WorkloadSpec smallSharedPrefix() {
+    WorkloadSpec spec = *builtinWorkload("shared-prefix");
+    spec.sharedPrefix.groups = 3;
+    spec.sharedPrefix.perGroup = 3;
+    spec.sharedPrefix.prefixTokens = 64;
+    spec.sharedPrefix.suffixTokens = 8;
+    spec.output.a = 6;
+    spec.output.max = 6;
+    return spec;
+}
+
+const TokenSpace kSpace{1, 259, 512};
+
+} // namespace
+
+TEST(Runner, RecordsEveryRequestWithConsistentTimes) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto t = target(model.string(), engine::Profile::regular());
+    const auto requests = buildWorkload(smallSharedPrefix(), kSpace);
+    RunOptions o;
+    o.arrival.concurrency = 3;
+    o.sampling.temperature = 0;
+    int progressCalls = 0;
+    o.onProgress = [&](const RunProgress& p) {
+        ++progressCalls;
+        EXPECT_LE(p.done, p.total);
+    };
+    const RunResult r = runWorkload(*t, requests, o);
+    ASSERT_EQ(r.records.size(), 9u);
+    EXPECT_GT(progressCalls, 0);
+    for (const auto& rec : r.records) {
+        EXPECT_EQ(rec.status, RequestStatus::Ok) << rec.error;
+        EXPECT_EQ(rec.outputTokens, 6);
+        EXPECT_EQ(rec.tokenTimesMs.size(), 6u);
+        EXPECT_LE(rec.submittedMs, rec.scheduledMs);
+        EXPECT_LE(rec.scheduledMs, rec.firstTokenMs);
+        EXPECT_LE(rec.firstTokenMs, rec.finishedMs);
+        EXPECT_EQ(rec.promptTokens, 1 + 64 + 8);
+    }
+    ASSERT_FALSE(r.samples.empty());
+    const RunSummary s = summarize(r.records, r.samples);
+    EXPECT_EQ(s.ok, 9);
+    EXPECT_EQ(s.prefixQueries, 0u); // regular has no prefix cache
+}
+
+TEST(Runner, PrefixCacheHitRateIsMeasuredFromTheRunStart) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto t = target(model.string(), fastNative());
+    auto requests = buildWorkload(smallSharedPrefix(), kSpace);
+    auto primers = prefixPrimers(requests, 64);
+    ASSERT_EQ(primers.size(), 3u);
+    primers.insert(primers.end(), requests.begin(), requests.end());
+    RunOptions o;
+    o.sampling.temperature = 0;
+    const RunResult r = runWorkload(*t, primers, o);
+    ASSERT_EQ(r.records.size(), 9u); // primers are not recorded
+    const RunSummary s = summarize(r.records, r.samples);
+    // Each measured prompt looks up 72 tokens and finds the 64 primed ones.
+    EXPECT_EQ(s.prefixQueries, 9u * 72);
+    EXPECT_EQ(s.prefixHits, 9u * 64);
+    for (const auto& rec : r.records) EXPECT_EQ(rec.cachedTokens, 64);
+}
+
+TEST(Runner, MultiTurnWaitsForThePreviousTurn) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto t = target(model.string(), engine::Profile::regular());
+    WorkloadSpec spec = *builtinWorkload("multi-turn");
+    spec.multiTurn.conversations = 3;
+    spec.multiTurn.turns = 3;
+    spec.input = {LengthDist::Kind::Fixed, 20, 0, 1, 20};
+    spec.output = {LengthDist::Kind::Fixed, 5, 0, 1, 5};
+    const auto requests = buildWorkload(spec, kSpace);
+    RunOptions o;
+    o.arrival.concurrency = 4;
+    const RunResult r = runWorkload(*t, requests, o);
+    ASSERT_EQ(r.records.size(), 9u);
+    for (size_t i = 0; i < requests.size(); ++i) {
+        if (requests[i].turn == 0) continue;
+        for (size_t j = 0; j < requests.size(); ++j)
+            if (requests[j].conversation == requests[i].conversation && requests[j].turn == requests[i].turn - 1)
+                EXPECT_GE(r.records[i].submittedMs, r.records[j].finishedMs) << "conversation " << requests[i].conversation;
+    }
+}
+
+TEST(Runner, OpenLoopIssuesAtArrivalTimes) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto t = target(model.string(), engine::Profile::regular());
+    WorkloadSpec spec;
+    spec.name = "poisson";
+    spec.requests = 8;
+    spec.input = {LengthDist::Kind::Fixed, 10, 0, 1, 10};
+    spec.output = {LengthDist::Kind::Fixed, 3, 0, 1, 3};
+    spec.arrival.kind = ArrivalSpec::Kind::Poisson;
+    spec.arrival.rate = 100;
+    const auto requests = buildWorkload(spec, kSpace);
+    RunOptions o;
+    o.arrival = spec.arrival;
+    const RunResult r = runWorkload(*t, requests, o);
+    ASSERT_EQ(r.records.size(), 8u);
+    // Never early: a request is submitted no sooner than its arrival time.
+    for (size_t i = 0; i < 8; ++i) EXPECT_GE(r.records[i].submittedMs + 0.5, requests[i].arrivalMs) << i;
+}
+
+TEST(Runner, CancelStopsTheRun) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto t = target(model.string(), fastNative());
+    WorkloadSpec spec;
+    spec.name = "long";
+    spec.requests = 50;
+    spec.input = {LengthDist::Kind::Fixed, 10, 0, 1, 10};
+    spec.output = {LengthDist::Kind::Fixed, 400, 0, 1, 400};
+    const auto requests = buildWorkload(spec, kSpace);
+    std::atomic<bool> cancel{false};
+    RunOptions o;
+    o.stopAtEos = false;
+    o.cancel = &cancel;
+    o.onProgress = [&](const RunProgress& p) {
+        if (p.done >= 2) cancel = true;
+    };
+    const RunResult r = runWorkload(*t, requests, o);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_LT(r.records.size(), 50u);
+    t->waitIdle();
+    EXPECT_EQ(t->stats().running, 0);
+}
+
+TEST(Comparison, BothCandidatesGetIdenticalRequestsAndGreedyTokens) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto requests = buildWorkload(smallSharedPrefix(), kSpace);
+    ComparisonOptions o;
+    o.run.sampling.temperature = 0;
+    o.primers = prefixPrimers(requests, 64);
+    for (bool interleave : {false, true}) {
+        o.interleave = interleave;
+        const auto results = runComparison({{"a", model.string(), fastNative(), 2},
+                                            {"b", model.string(), engine::Profile::regular(), 2}},
+                                           requests, o);
+        ASSERT_EQ(results.size(), 2u);
+        ASSERT_EQ(results[0].run.records.size(), 9u);
+        ASSERT_EQ(results[1].run.records.size(), 9u);
+        // Interleaving reorders by slice; match records by workload id.
+        for (const auto& ra : results[0].run.records) {
+            const auto rb = std::find_if(results[1].run.records.begin(), results[1].run.records.end(),
+                                         [&](const RequestRecord& x) { return x.id == ra.id; });
+            ASSERT_NE(rb, results[1].run.records.end());
+            EXPECT_EQ(ra.tokens, rb->tokens) << "request " << ra.id << (interleave ? " interleaved" : "");
+        }
+        EXPECT_GT(results[0].summary.hitRate, 0.8);
+        EXPECT_EQ(results[1].summary.hitRate, 0.0);
+        const auto j = toJson(results[0]);
+        EXPECT_EQ(j["summary"]["requests"], 9);
+        EXPECT_EQ(j["requests"].size(), 9u);
+    }
+}
