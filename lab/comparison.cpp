@@ -1,10 +1,13 @@
 // Side-by-side runs of candidates on one workload.
 #include "lab/comparison.h"
 
+#include "engine/gguf.h"
 #include "engine/session.h"
+#include "lab/sha256.h"
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 
 namespace mb::lab {
 
@@ -87,10 +90,89 @@ void append(RunResult& into, RunResult&& part, double shiftMs) {
 
 } // namespace
 
+CandidateInfo candidateInfo(const Candidate& c, bool hashModel) {
+    CandidateInfo info;
+    info.label = c.label;
+    info.targetKind = "embedded";
+    info.modelPath = c.modelPath;
+    std::error_code ec;
+    info.modelBytes = std::filesystem::file_size(c.modelPath, ec);
+    if (hashModel) info.modelSha256 = sha256File(c.modelPath);
+    try {
+        const engine::GgufFile f = engine::GgufFile::open(c.modelPath);
+        const engine::LlamaConfig cfg = engine::LlamaConfig::fromGguf(f);
+        nlohmann::ordered_json shape{{"dim", cfg.dim},          {"layers", cfg.layers},   {"heads", cfg.heads},
+                                     {"kv_heads", cfg.kvHeads}, {"ffn_dim", cfg.ffnDim},  {"vocab_size", cfg.vocabSize},
+                                     {"context_length", cfg.contextLength}};
+        info.shapeJson = shape.dump();
+    } catch (const std::exception&) {
+        info.shapeJson = "{}";
+    }
+    info.profileJson = c.profile.toJson();
+    return info;
+}
+
+namespace {
+std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
+                                    const std::vector<WorkloadRequest>& requests, const ComparisonOptions& options,
+                                    const std::vector<int64_t>& storeIds);
+} // namespace
+
 std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
                                            const std::vector<WorkloadRequest>& requests,
-                                           const ComparisonOptions& options) {
+                                           const ComparisonOptions& options, int64_t* runId) {
+    RunSink* sink = options.sink;
+    int64_t id = 0;
+    std::vector<int64_t> storeIds(candidates.size(), 0);
+    if (sink) {
+        id = sink->beginRun(options.runInfo);
+        for (size_t i = 0; i < candidates.size(); ++i) storeIds[i] = sink->addCandidate(id, candidateInfo(candidates[i], true));
+    }
+    if (runId) *runId = id;
+    std::vector<CandidateResult> results;
+    try {
+        results = runAll(candidates, requests, options, storeIds);
+    } catch (const std::exception& e) {
+        if (sink) {
+            sink->finishRun(id, RunStatus::Failed, nlohmann::ordered_json{{"error", e.what()}}.dump());
+            sink->flush();
+        }
+        throw;
+    }
+    if (sink) {
+        bool cancelled = false;
+        nlohmann::ordered_json all;
+        for (const auto& r : results) {
+            cancelled = cancelled || r.run.cancelled;
+            const auto summary = toJson(r.summary);
+            std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> series;
+            for (const auto& [name, points] : summary["series"].items()) {
+                std::vector<std::pair<double, double>> pts;
+                for (const auto& p : points) pts.emplace_back(p[0].get<double>(), p[1].get<double>());
+                series.emplace_back(name, std::move(pts));
+            }
+            sink->finishCandidate(r.storeId, summary.dump(), series);
+            all[r.candidate.label] = summary;
+            all[r.candidate.label].erase("series");
+        }
+        sink->finishRun(id, cancelled ? RunStatus::Interrupted : RunStatus::Complete, all.dump());
+        sink->flush();
+    }
+    return results;
+}
+
+namespace {
+
+std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
+                                    const std::vector<WorkloadRequest>& requests, const ComparisonOptions& options,
+                                    const std::vector<int64_t>& storeIds) {
     std::vector<CandidateResult> results(candidates.size());
+    auto runOptions = [&](size_t i, int64_t offset, int64_t total) {
+        RunOptions r = withProgress(options, candidates[i].label, offset, total);
+        r.sink = options.sink;
+        r.candidateId = storeIds[i];
+        return r;
+    };
     std::vector<WorkloadRequest> measured;
     for (const auto& r : requests)
         if (!r.warmup) measured.push_back(r);
@@ -105,7 +187,7 @@ std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candida
             Live live = startCandidate(candidates[i]);
             std::vector<WorkloadRequest> list = warm;
             list.insert(list.end(), measured.begin(), measured.end());
-            results[i].run = runWorkload(*live.target, list, withProgress(options, candidates[i].label, 0, total));
+            results[i].run = runWorkload(*live.target, list, runOptions(i, 0, total));
             results[i].stats = live.target->stats();
             results[i].startupMs = live.startupMs;
             results[i].description = live.target->describe();
@@ -128,7 +210,7 @@ std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candida
             for (size_t i = 0; i < candidates.size(); ++i) {
                 std::vector<WorkloadRequest> list = s == 0 ? warm : std::vector<WorkloadRequest>{};
                 list.insert(list.end(), parts[static_cast<size_t>(s)].begin(), parts[static_cast<size_t>(s)].end());
-                RunResult part = runWorkload(*live[i].target, list, withProgress(options, candidates[i].label, done[i], total));
+                RunResult part = runWorkload(*live[i].target, list, runOptions(i, done[i], total));
                 done[i] += static_cast<int64_t>(part.records.size());
                 double end = 0;
                 for (const auto& r : part.records) end = std::max(end, r.finishedMs);
@@ -145,10 +227,13 @@ std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candida
     }
     for (size_t i = 0; i < candidates.size(); ++i) {
         results[i].candidate = candidates[i];
+        results[i].storeId = storeIds[i];
         results[i].summary = summarize(results[i].run.records, results[i].run.samples, options.slo);
     }
     return results;
 }
+
+} // namespace
 
 nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes) {
     nlohmann::ordered_json j;

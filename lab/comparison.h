@@ -25,6 +25,7 @@ struct Candidate {
 
 struct CandidateResult {
     Candidate candidate;
+    int64_t storeId = 0;        // the sink's candidate id (0 without a sink)
     RunResult run;
     RunSummary summary;
     engine::SessionStats stats; // at the end of the run
@@ -44,6 +45,10 @@ struct ComparisonOptions {
     // Called with the candidate's label and its progress.
     std::function<void(const std::string&, const RunProgress&)> onProgress;
     Slo slo;
+    // When set, the run is recorded as it happens: beginRun, one candidate per side,
+    // every request as it finishes, then summaries and the final status.
+    RunSink* sink = nullptr;
+    RunInfo runInfo;
 };
 
 // The prompts of `requests` cut to BOS + `prefixTokens`, one per shared-prefix group,
@@ -54,10 +59,14 @@ std::vector<WorkloadRequest> prefixPrimers(const std::vector<WorkloadRequest>& r
 TokenSpace tokenSpaceFor(const engine::Tokenizer& tokenizer);
 
 // Each candidate gets a fresh session and the identical request list. Throws what
-// Session::start throws (bad model file, bad profile).
+// Session::start throws (bad model file, bad profile); with a sink the run is then
+// marked failed. The sink's run id (0 without one) is returned through `runId`.
 std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
                                            const std::vector<WorkloadRequest>& requests,
-                                           const ComparisonOptions& options);
+                                           const ComparisonOptions& options, int64_t* runId = nullptr);
+
+// What the store records about a candidate (file size, sha256 of the model, shapes, profile).
+CandidateInfo candidateInfo(const Candidate& c, bool hashModel);
 
 // {"label", "profile", "target", "startup_ms", "warmup_ms", "summary", "requests"}.
 nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes = false);

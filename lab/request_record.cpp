@@ -1,5 +1,6 @@
 // Derived per-request metrics (PRODUCT.md §3) computed from the runner's raw timestamps.
 #include "lab/request_record.h"
+#include "lab/run_sink.h"
 
 namespace mb::lab {
 
@@ -43,4 +44,16 @@ double RequestRecord::tpotMs() const {
     return (e2e - ttft) / static_cast<double>(outputTokens - 1);
 }
 
+} // namespace mb::lab
+
+namespace mb::lab {
+const char* runStatusName(RunStatus s) {
+    switch (s) {
+    case RunStatus::Running: return "running";
+    case RunStatus::Complete: return "complete";
+    case RunStatus::Interrupted: return "interrupted";
+    case RunStatus::Failed: return "failed";
+    }
+    return "?";
+}
 } // namespace mb::lab

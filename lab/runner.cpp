@@ -46,6 +46,8 @@ struct RunState {
 // Issues `list` (indices into requests) and waits for all of them. `record` = false for warm-up.
 void issue(Target& target, const std::vector<WorkloadRequest>& requests, const std::vector<size_t>& list,
            const RunOptions& o, RunState& st, bool record, std::vector<uint64_t>& targetIds, bool& cancelled) {
+    RunSink* const runSink = record ? o.sink : nullptr;
+    const int64_t candidateId = o.candidateId;
     const bool closed = !record || o.arrival.kind == ArrivalSpec::Kind::Closed;
     const int64_t concurrency = std::max<int32_t>(1, o.arrival.concurrency);
     std::vector<uint8_t> issued(list.size(), 0);
@@ -106,7 +108,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
         req.stopAtEos = o.stopAtEos;
         const int64_t conversation = w.conversation;
         const int32_t turn = w.turn;
-        auto sink = [&st, slot, record, conversation, turn](const engine::RequestEvent& e) {
+        auto sink = [&st, slot, record, conversation, turn, runSink, candidateId](const engine::RequestEvent& e) {
             std::lock_guard g(st.mutex);
             if (!record) {
                 if (e.kind == engine::EventKind::Finished) {
@@ -135,6 +137,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 r.tokens = e.tokens;
                 r.text = e.text;
                 st.finished[slot] = 1;
+                if (runSink) runSink->requestFinished(candidateId, r); // buffered by the store
                 --st.inFlight;
                 ++st.doneCount;
                 if (conversation >= 0) st.lastTurnDone[conversation] = turn;

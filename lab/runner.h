@@ -3,6 +3,7 @@
 
 #include "engine/sampler.h"
 #include "lab/request_record.h"
+#include "lab/run_sink.h"
 #include "lab/target.h"
 #include "lab/workload.h"
 
@@ -25,6 +26,8 @@ struct RunOptions {
     double sampleIntervalMs = 100;    // how often the target's counters are sampled
     std::function<void(const RunProgress&)> onProgress; // on the caller's thread, after each finish
     const std::atomic<bool>* cancel = nullptr;          // polled; in-flight requests are cancelled
+    RunSink* sink = nullptr;          // when set, each measured request is written as it finishes
+    int64_t candidateId = 0;          // the sink's candidate id for this run
 };
 
 struct RunResult {

@@ -2,9 +2,15 @@
 #include "engine/session.h"
 #include "lab/comparison.h"
 #include "lab/runner.h"
+#include "lab/sha256.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
 
 using namespace mb;
 using namespace mb::lab;
@@ -174,4 +180,73 @@ TEST(Comparison, BothCandidatesGetIdenticalRequestsAndGreedyTokens) {
         EXPECT_EQ(j["summary"]["requests"], 9);
         EXPECT_EQ(j["requests"].size(), 9u);
     }
+}
+
+namespace {
+// Records what the comparison tells a store, to check the sink protocol.
+class FakeSink : public RunSink {
+public:
+    int64_t beginRun(const RunInfo& info) override {
+        name = info.name;
+        return 7;
+    }
+    int64_t addCandidate(int64_t runId, const CandidateInfo& info) override {
+        EXPECT_EQ(runId, 7);
+        shas.push_back(info.modelSha256);
+        return static_cast<int64_t>(shas.size()) * 100;
+    }
+    void requestFinished(int64_t candidateId, const RequestRecord& r) override {
+        std::lock_guard lock(mutex);
+        perCandidate[candidateId]++;
+        tokenTimes += static_cast<int64_t>(r.tokenTimesMs.size());
+    }
+    void finishCandidate(int64_t, const std::string& summary,
+                         const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& s) override {
+        EXPECT_NE(summary.find("ttft_ms"), std::string::npos);
+        series += static_cast<int64_t>(s.size());
+    }
+    void finishRun(int64_t runId, RunStatus s, const std::string&) override {
+        EXPECT_EQ(runId, 7);
+        status = s;
+    }
+    void flush() override { ++flushes; }
+
+    std::mutex mutex;
+    std::string name;
+    std::vector<std::string> shas;
+    std::map<int64_t, int> perCandidate;
+    int64_t tokenTimes = 0, series = 0;
+    int flushes = 0;
+    RunStatus status = RunStatus::Running;
+};
+} // namespace
+
+TEST(Comparison, WritesThroughTheSink) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto requests = buildWorkload(smallSharedPrefix(), kSpace);
+    FakeSink sink;
+    ComparisonOptions o;
+    o.sink = &sink;
+    o.runInfo.name = "sink test";
+    int64_t runId = 0;
+    runComparison({{"a", model.string(), fastNative(), 1}, {"b", model.string(), engine::Profile::regular(), 1}},
+                  requests, o, &runId);
+    EXPECT_EQ(runId, 7);
+    EXPECT_EQ(sink.name, "sink test");
+    ASSERT_EQ(sink.shas.size(), 2u);
+    EXPECT_EQ(sink.shas[0].size(), 64u);
+    EXPECT_EQ(sink.perCandidate[100], 9);
+    EXPECT_EQ(sink.perCandidate[200], 9);
+    EXPECT_EQ(sink.tokenTimes, 2 * 9 * 6);
+    EXPECT_GT(sink.series, 0);
+    EXPECT_EQ(sink.status, RunStatus::Complete);
+    EXPECT_GE(sink.flushes, 1);
+}
+
+TEST(Sha256, KnownDigest) {
+    const auto p = std::filesystem::temp_directory_path() / "mb_sha_abc";
+    std::ofstream(p) << "abc";
+    EXPECT_EQ(sha256File(p.string()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    std::filesystem::remove(p);
+    EXPECT_THROW(sha256File("/no/such/file"), std::runtime_error);
 }

@@ -1,0 +1,39 @@
+// SHA-256 of a file through OpenSSL's EVP interface.
+#include "lab/sha256.h"
+
+#include <openssl/evp.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace mb::lab {
+
+std::string sha256File(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
+        throw std::runtime_error("SHA-256 is unavailable");
+    std::vector<char> buf(1 << 20);
+    while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        const auto n = static_cast<size_t>(in.gcount());
+        if (n > 0 && EVP_DigestUpdate(ctx.get(), buf.data(), n) != 1) throw std::runtime_error("SHA-256 failed");
+    }
+    if (in.bad()) throw std::runtime_error("error reading " + path);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx.get(), digest, &len);
+    std::string hex;
+    char two[3];
+    for (unsigned i = 0; i < len; ++i) {
+        std::snprintf(two, sizeof two, "%02x", digest[i]);
+        hex += two;
+    }
+    return hex;
+}
+
+} // namespace mb::lab
