@@ -212,6 +212,7 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
                    "the queue is full (" + std::to_string(m_profile.queueCapacity) + " requests waiting)", promptLen);
             return id;
         }
+        m_live.insert(id);
         m_waiting.push_back(std::move(seq));
         m_waitingCount = static_cast<int64_t>(m_waiting.size());
     }
@@ -235,7 +236,7 @@ void SessionImpl::reject(uint64_t id, const EventSink& sink, int64_t submittedNs
 bool SessionImpl::cancel(uint64_t id) {
     {
         std::lock_guard lock(m_mutex);
-        if (id == 0 || id >= m_nextId) return false;
+        if (!m_live.count(id)) return false;
         m_cancelRequests.insert(id);
     }
     m_wake.notify_all();

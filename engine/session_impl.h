@@ -83,6 +83,7 @@ private:
     std::condition_variable m_idle;     // waitIdle / reload wait for the engine
     std::deque<std::unique_ptr<Sequence>> m_waiting;
     std::unordered_set<uint64_t> m_cancelRequests;
+    std::unordered_set<uint64_t> m_live; // submitted, not rejected, not finished
     std::vector<std::vector<std::vector<int32_t>>> m_primeRequests;
     std::shared_ptr<LlamaModel> m_pendingModel; // loaded by reload(), swapped in by the engine
     bool m_flushRequested = false;

@@ -248,6 +248,10 @@ void SessionImpl::finish(Sequence& seq, FinishStatus status, StopReason stop, co
     e.kvBytesPeak = seq.kvBytes;
     e.modelVersion = seq.version ? seq.version->number : 0;
     seq.version.reset(); // an old model version is freed with its last request
+    {
+        std::lock_guard lock(m_mutex);
+        m_live.erase(seq.id);
+    }
     if (seq.sink) seq.sink(e);
     m_finished++;
 }
