@@ -17,34 +17,58 @@ constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 
 bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 
-// y[t * rows + r] for rows [r0, r1) of one matrix.
+// y[t * rows + r] for rows [r0, r1) of one matrix. Tokens go four at a time through the
+// x4 kernels (one weight-row decode per four tokens), the rest one by one; both give
+// the same bits, so results do not depend on how tokens are grouped.
 void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const BlockQ8_0* xq, int64_t n, float* y,
             int64_t r0, int64_t r1) {
     const int64_t K = w.cols;
     const int64_t nb = K / kQ8_0BlockSize;
+    float out[4];
     for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* wr = w.row(r);
         float* yr = y + r;
+        int64_t t = 0;
         switch (w.type) {
-        case TensorType::F32:
-            for (int64_t t = 0; t < n; ++t) yr[t * w.rows] = k.dotF32(reinterpret_cast<const float*>(wr), x + t * K, K);
+        case TensorType::F32: {
+            const auto* wf = reinterpret_cast<const float*>(wr);
+            for (; t + 4 <= n; t += 4) {
+                k.dotF32x4(wf, x + t * K, K, K, out);
+                for (int j = 0; j < 4; ++j) yr[(t + j) * w.rows] = out[j];
+            }
+            for (; t < n; ++t) yr[t * w.rows] = k.dotF32(wf, x + t * K, K);
             break;
-        case TensorType::F16:
-            for (int64_t t = 0; t < n; ++t)
-                yr[t * w.rows] = k.dotF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
+        }
+        case TensorType::F16: {
+            const auto* wh = reinterpret_cast<const uint16_t*>(wr);
+            for (; t + 4 <= n; t += 4) {
+                k.dotF16x4(wh, x + t * K, K, K, out);
+                for (int j = 0; j < 4; ++j) yr[(t + j) * w.rows] = out[j];
+            }
+            for (; t < n; ++t) yr[t * w.rows] = k.dotF16(wh, x + t * K, K);
             break;
+        }
         case TensorType::BF16:
-            for (int64_t t = 0; t < n; ++t)
-                yr[t * w.rows] = k.dotBF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
+            for (; t < n; ++t) yr[t * w.rows] = k.dotBF16(reinterpret_cast<const uint16_t*>(wr), x + t * K, K);
             break;
-        case TensorType::Q8_0:
-            for (int64_t t = 0; t < n; ++t)
-                yr[t * w.rows] = k.dotQ8_0(reinterpret_cast<const BlockQ8_0*>(wr), xq + t * nb, nb);
+        case TensorType::Q8_0: {
+            const auto* wq = reinterpret_cast<const BlockQ8_0*>(wr);
+            for (; t + 4 <= n; t += 4) {
+                k.dotQ8_0x4(wq, xq + t * nb, nb, nb, out);
+                for (int j = 0; j < 4; ++j) yr[(t + j) * w.rows] = out[j];
+            }
+            for (; t < n; ++t) yr[t * w.rows] = k.dotQ8_0(wq, xq + t * nb, nb);
             break;
-        case TensorType::Q4_0:
-            for (int64_t t = 0; t < n; ++t)
-                yr[t * w.rows] = k.dotQ4_0(reinterpret_cast<const BlockQ4_0*>(wr), xq + t * nb, nb);
+        }
+        case TensorType::Q4_0: {
+            const auto* wq = reinterpret_cast<const BlockQ4_0*>(wr);
+            for (; t + 4 <= n; t += 4) {
+                k.dotQ4_0x4(wq, xq + t * nb, nb, nb, out);
+                for (int j = 0; j < 4; ++j) yr[(t + j) * w.rows] = out[j];
+            }
+            for (; t < n; ++t) yr[t * w.rows] = k.dotQ4_0(wq, xq + t * nb, nb);
             break;
+        }
         }
     }
 }

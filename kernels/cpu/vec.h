@@ -21,6 +21,14 @@ struct VecKernels {
     void (*quantizeQ8_0)(const float* x, BlockQ8_0* y, int64_t n);
     // y[i] += a * x[i]
     void (*axpy)(float a, const float* x, float* y, int64_t n);
+
+    // One weight row against four activation rows (x + t*ldx, t < 4): out[t] equals
+    // exactly (bit for bit) what the single dot gives for row t. Decoding the weight row
+    // once for four tokens is what makes prefill and batched decode cheaper per token.
+    void (*dotF32x4)(const float* w, const float* x, int64_t ldx, int64_t n, float* out);
+    void (*dotF16x4)(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* out);
+    void (*dotQ8_0x4)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldxBlocks, int64_t nb, float* out);
+    void (*dotQ4_0x4)(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldxBlocks, int64_t nb, float* out);
 };
 
 const VecKernels& portableVecKernels();

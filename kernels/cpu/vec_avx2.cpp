@@ -141,7 +141,85 @@ void axpy(float a, const float* x, float* y, int64_t n) {
     for (; i < n; ++i) y[i] += a * x[i];
 }
 
-const VecKernels kAvx2{"avx2", dotF32, dotF16, dotBF16, dotQ8_0, dotQ4_0, quantizeQ8_0, axpy};
+// Four-token versions: the same per-token accumulation order as the single dots above
+// (two accumulators over 16-element steps, then one 8-element step, then the scalar tail),
+// with the weight vector loaded and converted once for all four tokens.
+template <class LoadW, class Tail>
+inline void dotX4(LoadW loadW, Tail tailW, const float* x, int64_t ldx, int64_t n, float* out) {
+    __m256 a0[4], a1[4];
+    for (int t = 0; t < 4; ++t) a0[t] = a1[t] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 w0 = loadW(i), w1 = loadW(i + 8);
+        for (int t = 0; t < 4; ++t) {
+            a0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + t * ldx + i), a0[t]);
+            a1[t] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + t * ldx + i + 8), a1[t]);
+        }
+    }
+    for (; i + 8 <= n; i += 8) {
+        const __m256 w0 = loadW(i);
+        for (int t = 0; t < 4; ++t) a0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + t * ldx + i), a0[t]);
+    }
+    for (int t = 0; t < 4; ++t) {
+        float s = hsum(_mm256_add_ps(a0[t], a1[t]));
+        for (int64_t j = i; j < n; ++j) s += tailW(j) * x[t * ldx + j];
+        out[t] = s;
+    }
+}
+
+void dotF32x4(const float* w, const float* x, int64_t ldx, int64_t n, float* out) {
+    dotX4([w](int64_t i) { return _mm256_loadu_ps(w + i); }, [w](int64_t j) { return w[j]; }, x, ldx, n, out);
+}
+
+void dotF16x4(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* out) {
+    dotX4([w](int64_t i) { return loadF16(w + i); }, [w](int64_t j) { return fp16ToFloat(w[j]); }, x, ldx, n, out);
+}
+
+void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+    __m256 acc[4];
+    for (int t = 0; t < 4; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const float dw = h2f(w[b].d);
+        const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+        // maddubs needs an unsigned operand: |w| once, w's sign moved onto each x.
+        const __m256i absW = _mm256_sign_epi8(wq, wq);
+        for (int t = 0; t < 4; ++t) {
+            const BlockQ8_0& xb = x[t * ldx + b];
+            const __m256 d = _mm256_set1_ps(dw * h2f(xb.d));
+            const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs));
+            const __m256i pairs = _mm256_maddubs_epi16(absW, _mm256_sign_epi8(xq, wq));
+            const __m256 sum = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+            acc[t] = _mm256_fmadd_ps(d, sum, acc[t]);
+        }
+    }
+    for (int t = 0; t < 4; ++t) out[t] = hsum(acc[t]);
+}
+
+void dotQ4_0x4(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+    __m256 acc[4];
+    for (int t = 0; t < 4; ++t) acc[t] = _mm256_setzero_ps();
+    const __m256i lowMask = _mm256_set1_epi8(0x0f);
+    const __m256i eight = _mm256_set1_epi8(8);
+    for (int64_t b = 0; b < nb; ++b) {
+        const float dw = h2f(w[b].d);
+        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+        const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+        const __m256i wq = _mm256_sub_epi8(_mm256_and_si256(both, lowMask), eight);
+        const __m256i absW = _mm256_sign_epi8(wq, wq);
+        for (int t = 0; t < 4; ++t) {
+            const BlockQ8_0& xb = x[t * ldx + b];
+            const __m256 d = _mm256_set1_ps(dw * h2f(xb.d));
+            const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs));
+            const __m256i pairs = _mm256_maddubs_epi16(absW, _mm256_sign_epi8(xq, wq));
+            const __m256 sum = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+            acc[t] = _mm256_fmadd_ps(d, sum, acc[t]);
+        }
+    }
+    for (int t = 0; t < 4; ++t) out[t] = hsum(acc[t]);
+}
+
+const VecKernels kAvx2{"avx2", dotF32,   dotF16,   dotBF16,   dotQ8_0,  dotQ4_0, quantizeQ8_0,
+                       axpy,   dotF32x4, dotF16x4, dotQ8_0x4, dotQ4_0x4};
 
 } // namespace
 

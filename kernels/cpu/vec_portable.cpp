@@ -53,8 +53,22 @@ void axpy(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-const VecKernels kPortable{"portable", dotF32,         dotF16, dotBF16, dotQ8_0,
-                           dotQ4_0,    quantizeRowQ8_0, axpy};
+// The portable four-row versions are four single dots: same order, same bits.
+void dotF32x4(const float* w, const float* x, int64_t ldx, int64_t n, float* out) {
+    for (int t = 0; t < 4; ++t) out[t] = dotF32(w, x + t * ldx, n);
+}
+void dotF16x4(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* out) {
+    for (int t = 0; t < 4; ++t) out[t] = dotF16(w, x + t * ldx, n);
+}
+void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+    for (int t = 0; t < 4; ++t) out[t] = dotQ8_0(w, x + t * ldx, nb);
+}
+void dotQ4_0x4(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+    for (int t = 0; t < 4; ++t) out[t] = dotQ4_0(w, x + t * ldx, nb);
+}
+
+const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,   dotQ8_0,  dotQ4_0, quantizeRowQ8_0,
+                           axpy,       dotF32x4, dotF16x4, dotQ8_0x4, dotQ4_0x4};
 
 } // namespace
 

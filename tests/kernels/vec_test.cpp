@@ -104,3 +104,32 @@ TEST(VecDispatch, ChoosesAKernelTable) {
     if (avx2VecKernels()) EXPECT_STREQ(k.name, "avx2");
     else EXPECT_STREQ(k.name, "portable");
 }
+
+TEST(VecKernelsX4, FourTokenDotsEqualSingleDotsBitForBit) {
+    for (const VecKernels* k : {&portableVecKernels(), avx2VecKernels()}) {
+        if (!k) continue;
+        for (int64_t n : {32, 96, 288, 100, 7}) {
+            const auto w = randomFloats(static_cast<size_t>(n), 11);
+            const auto x = randomFloats(static_cast<size_t>(4 * (n + 3)), 12);
+            const int64_t ldx = n + 3; // rows not packed: the stride is honoured
+            std::vector<uint16_t> wh(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) wh[static_cast<size_t>(i)] = floatToFp16(w[static_cast<size_t>(i)]);
+            float out[4];
+            k->dotF32x4(w.data(), x.data(), ldx, n, out);
+            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotF32(w.data(), x.data() + t * ldx, n)) << k->name << " f32 n=" << n;
+            k->dotF16x4(wh.data(), x.data(), ldx, n, out);
+            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotF16(wh.data(), x.data() + t * ldx, n)) << k->name << " f16 n=" << n;
+            if (n % 32 != 0) continue;
+            const int64_t nb = n / 32;
+            std::vector<BlockQ8_0> w8(static_cast<size_t>(nb)), xq(static_cast<size_t>(4 * (nb + 1)));
+            std::vector<BlockQ4_0> w4(static_cast<size_t>(nb));
+            quantizeRowQ8_0(w.data(), w8.data(), n);
+            quantizeRowQ4_0(w.data(), w4.data(), n);
+            for (int t = 0; t < 4; ++t) quantizeRowQ8_0(x.data() + t * ldx, xq.data() + t * (nb + 1), n);
+            k->dotQ8_0x4(w8.data(), xq.data(), nb + 1, nb, out);
+            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotQ8_0(w8.data(), xq.data() + t * (nb + 1), nb)) << k->name;
+            k->dotQ4_0x4(w4.data(), xq.data(), nb + 1, nb, out);
+            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotQ4_0(w4.data(), xq.data() + t * (nb + 1), nb)) << k->name;
+        }
+    }
+}
