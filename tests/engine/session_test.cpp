@@ -351,3 +351,22 @@ TEST(Session, UnbatchedServesInSubmissionOrder) {
     s->waitIdle();
     EXPECT_EQ(order, ids);
 }
+
+TEST(Session, DynamicBatchingRespectsMaxBatch) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    Profile p = Profile::regular();
+    p.maxBatch = 2;
+    p.maxWaitMs = 1000; // the idle scheduler waits for a full first batch
+    auto s = Session::start(model.string(), p, {.threads = 2});
+    std::mutex m;
+    int running = 0, peak = 0;
+    auto sink = [&](const RequestEvent& e) {
+        std::lock_guard lock(m);
+        if (e.kind == EventKind::Scheduled) peak = std::max(peak, ++running);
+        if (e.kind == EventKind::Finished) --running;
+    };
+    for (int i = 0; i < 5; ++i) s->submit(greedy(longPrompt(30 + i, i), 12), sink);
+    s->waitIdle();
+    EXPECT_EQ(peak, 2);
+    EXPECT_EQ(running, 0);
+}
