@@ -5,6 +5,8 @@
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
+#include <utility>
+
 namespace mb::kernels {
 
 namespace {
@@ -175,12 +177,14 @@ void dotF16x4(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* 
     dotX4([w](int64_t i) { return loadF16(w + i); }, [w](int64_t j) { return fp16ToFloat(w[j]); }, x, ldx, n, out);
 }
 
-void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+// Four activation blocks per weight block: `decode(b)` yields the block's scale and its 32
+// signed weights. Same accumulation order per token as dotQ8_0/dotQ4_0.
+template <class Decode>
+inline void dotBlocksX4(Decode decode, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
     __m256 acc[4];
     for (int t = 0; t < 4; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const float dw = h2f(w[b].d);
-        const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+        const auto [dw, wq] = decode(b);
         // maddubs needs an unsigned operand: |w| once, w's sign moved onto each x.
         const __m256i absW = _mm256_sign_epi8(wq, wq);
         for (int t = 0; t < 4; ++t) {
@@ -195,27 +199,24 @@ void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, 
     for (int t = 0; t < 4; ++t) out[t] = hsum(acc[t]);
 }
 
+void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
+    dotBlocksX4(
+        [w](int64_t b) {
+            return std::pair(h2f(w[b].d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs)));
+        },
+        x, ldx, nb, out);
+}
+
 void dotQ4_0x4(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
-    __m256 acc[4];
-    for (int t = 0; t < 4; ++t) acc[t] = _mm256_setzero_ps();
     const __m256i lowMask = _mm256_set1_epi8(0x0f);
     const __m256i eight = _mm256_set1_epi8(8);
-    for (int64_t b = 0; b < nb; ++b) {
-        const float dw = h2f(w[b].d);
-        const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-        const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-        const __m256i wq = _mm256_sub_epi8(_mm256_and_si256(both, lowMask), eight);
-        const __m256i absW = _mm256_sign_epi8(wq, wq);
-        for (int t = 0; t < 4; ++t) {
-            const BlockQ8_0& xb = x[t * ldx + b];
-            const __m256 d = _mm256_set1_ps(dw * h2f(xb.d));
-            const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs));
-            const __m256i pairs = _mm256_maddubs_epi16(absW, _mm256_sign_epi8(xq, wq));
-            const __m256 sum = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-            acc[t] = _mm256_fmadd_ps(d, sum, acc[t]);
-        }
-    }
-    for (int t = 0; t < 4; ++t) out[t] = hsum(acc[t]);
+    dotBlocksX4(
+        [&](int64_t b) {
+            const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
+            const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+            return std::pair(h2f(w[b].d), _mm256_sub_epi8(_mm256_and_si256(both, lowMask), eight));
+        },
+        x, ldx, nb, out);
 }
 
 const VecKernels kAvx2{"avx2", dotF32,   dotF16,   dotBF16,   dotQ8_0,  dotQ4_0, quantizeQ8_0,
