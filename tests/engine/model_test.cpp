@@ -63,7 +63,8 @@ TEST_P(GreedyGolden, ReproducesTokenIds) {
     MB_REQUIRE_DATA(path, "models/" + GetParam());
     MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
     const auto m = LlamaModel::load(path.string());
-    for (const auto& g : golden()["generation"]) {
+    const auto all = golden(); // keep the document alive across the loop
+    for (const auto& g : all["generation"]) {
         const auto prompt = g["prompt_tokens"].get<std::vector<int32_t>>();
         ASSERT_EQ(m->tokenizer().encode(g["prompt"].get<std::string>(), true), prompt);
         const auto expected = g["generated_tokens"].get<std::vector<int32_t>>();
