@@ -1,6 +1,8 @@
 // `modebench-cli compare`: two profiles on the identical workload, a summary table and a JSON file.
 #include "cli/command_util.h"
 
+#include "db/sqlite_run_sink.h"
+#include "engine/devices.h"
 #include "engine/session.h"
 #include "lab/comparison.h"
 #include "lab/workload.h"
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace mb::cli {
@@ -30,6 +33,9 @@ struct CompareArgs {
     engine::SamplerParams sampling;
     bool interleave = false, noPrime = false, tokenTimes = false;
     double sloTtft = -1, sloE2e = -1;
+    std::string db, name;            // the run store (empty: the default) and the run's name
+    std::vector<std::string> tags;
+    bool noStore = false;
 };
 
 lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
@@ -122,6 +128,66 @@ void printTable(const std::vector<lab::CandidateResult>& r) {
     }
 }
 
+// The machine and build, as stored with the run (engine::listDevices for CPU and GPUs).
+Json environmentJson(int threads) {
+    Json env;
+    env["modebench_version"] = MODEBENCH_VERSION;
+    env["build_type"] = MODEBENCH_BUILD_TYPE;
+#if defined(__clang__)
+    env["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+    env["compiler"] = std::string("gcc ") + __VERSION__;
+#else
+    env["compiler"] = "unknown";
+#endif
+    struct utsname u {};
+    if (::uname(&u) == 0) env["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    env["threads"] = threads;
+    const engine::DeviceList list = engine::listDevices();
+    Json devices = Json::array();
+    for (const auto& d : list.devices) {
+        Json e{{"id", d.id}, {"name", d.name}, {"memory_bytes", d.memoryBytes}};
+        if (d.id == "cpu") {
+            e["threads"] = d.threads;
+            e["features"] = d.features;
+            env["cpu"] = {{"model", d.name}, {"threads", d.threads}, {"features", d.features}};
+        } else {
+            e["compute_capability"] = d.features;
+        }
+        devices.push_back(std::move(e));
+    }
+    env["devices"] = std::move(devices);
+    env["cuda_compiled"] = list.cudaCompiled;
+    return env;
+}
+
+lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const lab::ComparisonOptions& opts,
+                     const std::vector<lab::Candidate>& candidates) {
+    lab::RunInfo info;
+    info.name = !a.name.empty() ? a.name
+                                : candidates[0].profile.name + " vs " + candidates[1].profile.name + ", " + spec.name;
+    info.tags = a.tags;
+    const Json workload = lab::toJson(spec);
+    info.workloadJson = workload.dump();
+    Json config;
+    config["model"] = a.model;
+    config["model_b"] = a.modelB.empty() ? a.model : a.modelB;
+    config["profiles"] = {{"a", candidates[0].profile.name}, {"b", candidates[1].profile.name}};
+    config["sampling"] = {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.topK},
+                          {"top_p", a.sampling.topP}, {"min_p", a.sampling.minP}, {"seed", a.sampling.seed}};
+    config["arrival"] = workload["arrival"];
+    config["interleave"] = a.interleave;
+    config["slices"] = opts.slices;
+    config["threads"] = a.threads;
+    config["primers"] = opts.primers.size();
+    config["prompts"] = a.prompts;
+    config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
+                     {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
+    info.configJson = config.dump();
+    info.environmentJson = environmentJson(a.threads).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return info;
+}
+
 void runCompare(const CompareArgs& a) {
     requireReadableFile(a.model, "model file");
     if (!a.modelB.empty()) requireReadableFile(a.modelB, "model file (B)");
@@ -156,6 +222,14 @@ void runCompare(const CompareArgs& a) {
         requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
     }
 
+    // Open the store once the arguments are checked and before minutes of work: a bad --db fails now.
+    std::unique_ptr<db::SqliteRunSink> sink;
+    std::string dbPath;
+    if (!a.noStore) {
+        dbPath = databasePath(a.db);
+        sink = std::make_unique<db::SqliteRunSink>(dbPath);
+    }
+
     lab::ComparisonOptions opts;
     opts.run.arrival = spec.arrival;
     opts.run.sampling = a.sampling;
@@ -185,7 +259,17 @@ void runCompare(const CompareArgs& a) {
               << (opts.primers.empty() ? "" : ", " + std::to_string(opts.primers.size()) + " prefix primers")
               << "; A = " << candidates[0].profile.name << ", B = " << candidates[1].profile.name << ", "
               << a.threads << " threads\n";
-    const auto results = lab::runComparison(candidates, requests, opts);
+    if (sink) {
+        opts.sink = sink.get();
+        opts.runInfo = runInfo(a, spec, opts, candidates);
+    }
+    int64_t runId = 0;
+    const auto results = lab::runComparison(candidates, requests, opts, &runId);
+    if (sink) {
+        sink->flush();
+        sink.reset(); // joins the store thread; everything is committed
+        std::cerr << "compare: stored run " << runId << " in " << dbPath << '\n';
+    }
     printTable(results);
     if (!a.jsonOut.empty()) {
         Json j;
@@ -247,6 +331,10 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--slo-e2e-ms", a->sloE2e, "End-to-end SLO for goodput")->check(CLI::PositiveNumber);
     cmd->add_option("--json", a->jsonOut, "Write {\"a\": ..., \"b\": ...} with summaries and every request here");
     cmd->add_flag("--token-times", a->tokenTimes, "Include each token's time in the JSON");
+    auto* dbOpt = addDatabaseOption(*cmd, a->db);
+    cmd->add_option("--name", a->name, "Name of the stored run (default: \"A vs B, workload\")");
+    cmd->add_option("--tag", a->tags, "Tag the stored run (repeatable)")->allow_extra_args(false);
+    cmd->add_flag("--no-store", a->noStore, "Do not record the run in the store")->excludes(dbOpt);
     cmd->callback([a] { runCompare(*a); });
 }
 

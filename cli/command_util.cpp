@@ -4,6 +4,7 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,34 @@ void requireReadableFile(const std::string& path, const std::string& what) {
     if (!std::filesystem::is_regular_file(path, ec)) throw UsageError(what + " is not a regular file: " + path);
     std::ifstream probe(path, std::ios::binary);
     if (!probe) throw UsageError(what + " cannot be read: " + path);
+}
+
+std::string defaultDatabasePath() {
+    const char* xdg = std::getenv("XDG_DATA_HOME");
+    std::filesystem::path base;
+    if (xdg && *xdg == '/') {
+        base = xdg;
+    } else {
+        const char* home = std::getenv("HOME");
+        if (!home || !*home) throw UsageError("neither XDG_DATA_HOME nor HOME is set; pass --db PATH");
+        base = std::filesystem::path(home) / ".local" / "share";
+    }
+    return (base / "modebench" / "modebench.db").string();
+}
+
+CLI::Option* addDatabaseOption(CLI::App& cmd, std::string& path) {
+    return cmd.add_option("--db", path,
+                          "Run store (SQLite); default $XDG_DATA_HOME/modebench/modebench.db or "
+                          "~/.local/share/modebench/modebench.db");
+}
+
+std::string databasePath(const std::string& path) {
+    if (!path.empty()) return path;
+    const std::string def = defaultDatabasePath();
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(def).parent_path(), ec);
+    if (ec) throw UsageError("cannot create " + std::filesystem::path(def).parent_path().string() + ": " + ec.message());
+    return def;
 }
 
 void printJson(const Json& j) {

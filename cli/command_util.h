@@ -25,6 +25,7 @@ void addInfoCommand(CLI::App& root);
 void addMakeModelCommand(CLI::App& root);
 void addDevicesCommand(CLI::App& root);
 void addCompareCommand(CLI::App& root);
+void addRunsCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();
@@ -32,6 +33,14 @@ int defaultThreads();
 void addThreadsOption(CLI::App& cmd, int& threads);
 // Throws UsageError unless `path` names a readable regular file.
 void requireReadableFile(const std::string& path, const std::string& what);
+
+// The run store used when --db is not given: $XDG_DATA_HOME/modebench/modebench.db, or
+// ~/.local/share/modebench/modebench.db when XDG_DATA_HOME is unset or not absolute.
+std::string defaultDatabasePath();
+// Adds --db PATH bound to `path` (left empty: the default).
+CLI::Option* addDatabaseOption(CLI::App& cmd, std::string& path);
+// `path` as given, or the default with its directory created (UsageError when it cannot be).
+std::string databasePath(const std::string& path);
 
 // Prints `j` on stdout followed by a newline (pretty when stdout is a terminal).
 void printJson(const Json& j);

@@ -204,7 +204,7 @@ TEST(Cli, CompareWritesBothSides) {
     const std::string out = (dir / "cmp.json").string();
     const auto r = runCli({"compare", "--model", model.string(), "--workload", "shared-prefix", "--groups", "2",
                            "--per-group", "3", "--prefix-tokens", "48", "--suffix-tokens", "8", "--output-tokens",
-                           "5", "--threads", "2", "--json", out});
+                           "5", "--threads", "2", "--json", out, "--no-store"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("TTFT p50"), std::string::npos) << r.out;
     const auto j = nlohmann::json::parse(slurp(out));
