@@ -1,4 +1,5 @@
 // modebench-cli end to end: goldens through `generate --json`, tokenize, info, make-model, and bad input.
+#include "cli/cli_runner.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -15,42 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliResult {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-CliResult runCli(const std::vector<std::string>& args) {
-    const fs::path errFile = fs::temp_directory_path() / ("mb_cli_err_" + std::to_string(::getpid()));
-    std::string cmd = quote(MODEBENCH_CLI_PATH);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " 2>" + quote(errFile.string());
-    CliResult r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(p);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(errFile);
-    fs::remove(errFile);
-    return r;
-}
+using mb::test::CliResult;
+using mb::test::runCli;
+using mb::test::slurp;
 
 nlohmann::json parse(const CliResult& r) {
     try {

@@ -1,5 +1,6 @@
 // modebench-cli and the run store end to end: compare --db, then every `runs` command, and bad
 // stores.
+#include "cli/cli_runner.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -16,24 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using Result = mb::test::CliResult;
+using mb::test::slurp;
 
 class Scratch {
 public:
@@ -48,25 +33,8 @@ private:
     fs::path m_path;
 };
 
-// `env` is prepended as shell assignments (e.g. "XDG_DATA_HOME='/tmp/x'").
 Result run(const std::vector<std::string>& args, const std::string& env = {}) {
-    const fs::path errFile =
-        fs::temp_directory_path() / ("mb_runs_err_" + std::to_string(::getpid()));
-    std::string cmd = env.empty() ? std::string() : env + " ";
-    cmd += quote(MODEBENCH_CLI_PATH);
-    for (const auto& a : args) cmd.append(" ").append(quote(a));
-    cmd.append(" 2>").append(quote(errFile.string()));
-    Result r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return r;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = ::pclose(p);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(errFile);
-    fs::remove(errFile);
-    return r;
+    return mb::test::runCli(args, env);
 }
 
 nlohmann::json parse(const std::string& text) {
@@ -199,7 +167,7 @@ TEST(CliRuns, CompareStoresThenEveryRunsCommand) {
 TEST(CliRuns, DefaultStoreFollowsXdgDataHome) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     Scratch dir;
-    const std::string env = "XDG_DATA_HOME=" + quote(dir / "xdg");
+    const std::string env = "XDG_DATA_HOME=" + mb::test::shellQuote(dir / "xdg");
     const auto cmp = run(compareArgs(model.string()), env);
     ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
     const std::string expected = dir / "xdg/modebench/modebench.db";
