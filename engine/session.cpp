@@ -62,19 +62,31 @@ SessionImpl::SessionImpl(std::string path, Profile profile, SessionOptions optio
         m_warming = true; // the window opens now and closes when the warm pass is done
         m_thread = std::thread([this, preloaded, t0]() mutable {
             pthread_setname_np(pthread_self(), "mb-engine");
-            m_current = makeVersion(std::move(preloaded));
-            ensurePool(m_current->model->config());
-            // Warm pass: a short prefill through every layer touches code, caches and threads.
-            std::vector<int32_t> warm(8, m_tokenizer->bos() >= 0 ? m_tokenizer->bos() : 0);
-            if (auto blocks = m_blocks->allocate(1)) {
-                std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
-                const int64_t n = std::min<int64_t>(8, m_kvPool->blockSize());
-                m_current->forward->runSequence(std::span(warm).first(static_cast<size_t>(n)), 0, *m_kvPool, *blocks,
-                                                logits.data());
-                m_blocks->release(*blocks);
+            try {
+                m_current = makeVersion(std::move(preloaded));
+                ensurePool(m_current->model->config());
+                // Warm pass: a short prefill through every layer touches code, caches and threads.
+                std::vector<int32_t> warm(8, m_tokenizer->bos() >= 0 ? m_tokenizer->bos() : 0);
+                if (auto blocks = m_blocks->allocate(1)) {
+                    std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
+                    const int64_t n = std::min<int64_t>(8, m_kvPool->blockSize());
+                    m_current->forward->runSequence(std::span(warm).first(static_cast<size_t>(n)), 0, *m_kvPool,
+                                                    *blocks, logits.data());
+                    m_blocks->release(*blocks);
+                }
+            } catch (const std::exception& e) {
+                // No exception may leave the engine thread: requests will fail with this.
+                std::lock_guard lock(m_mutex);
+                m_loadError = std::string("warm-up failed: ") + e.what();
+                m_current.reset();
             }
             m_warmupMs = msBetween(t0, std::chrono::steady_clock::now());
-            m_warming = false;
+            {
+                // primePrefixes() during the warm pass queued more warm-up: the window stays
+                // open for it (else reload() would be accepted in the middle of it).
+                std::lock_guard lock(m_mutex);
+                m_warming = !m_primeRequests.empty();
+            }
             m_idle.notify_all();
             engineLoop();
         });
@@ -268,8 +280,22 @@ void SessionImpl::reload(const std::string& modelPath) {
     if (model->config().vocabSize != m_config.vocabSize)
         throw ReloadError("reload refused: the new model's vocabulary (" + std::to_string(model->config().vocabSize) +
                           " tokens) differs from the session's (" + std::to_string(m_config.vocabSize) + ")");
+    if (m_profile.kv == KvPolicy::Pool && m_profile.reload == ReloadPolicy::Hot) {
+        // In-flight requests keep their blocks in the current pool and manager, so a hot
+        // swap must not make ensurePool() replace them (different layers, KV width or size).
+        const LlamaConfig& n = model->config();
+        auto poolTokens = [&](const LlamaConfig& c) {
+            return m_profile.kvPoolTokens > 0 ? m_profile.kvPoolTokens
+                                              : std::max<int64_t>(2 * std::min(c.contextLength, m_profile.maxContext), 16384);
+        };
+        if (n.layers != m_config.layers || n.kvDim() != m_config.kvDim() || poolTokens(n) != poolTokens(m_config))
+            throw ReloadError("reload refused: the new model's KV shape differs from the session's pool, which "
+                              "in-flight requests still use");
+    }
     {
         std::lock_guard lock(m_mutex);
+        // Checked again: another reload may have queued its model while this one loaded.
+        if (m_pendingModel) throw ReloadError("reload refused: another reload is still pending");
         m_pendingModel = std::move(model);
     }
     m_wake.notify_all();
@@ -305,7 +331,7 @@ void SessionImpl::waitIdle() {
     std::unique_lock lock(m_mutex);
     m_idle.wait(lock, [&] {
         return m_waiting.empty() && m_runningCount == 0 && m_primeRequests.empty() && !m_pendingModel &&
-               !m_warming && m_cancelRequests.empty() && !m_flushRequested;
+               !m_warming && m_cancelRequests.empty() && !m_flushRequested && !m_busy;
     });
 }
 
@@ -331,9 +357,13 @@ void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
             seq.lastHash = m.lastHash;
             seq.publishedBlocks = static_cast<int64_t>(m.blocks.size());
             const auto rest = std::span(p).subspan(static_cast<size_t>(seq.computed));
-            m_current->forward->runSequence(rest, seq.computed, *m_kvPool, seq.blockTable, logits.data());
-            seq.computed = seq.promptLen;
-            publishFullBlocks(seq);
+            try {
+                m_current->forward->runSequence(rest, seq.computed, *m_kvPool, seq.blockTable, logits.data());
+                seq.computed = seq.promptLen;
+                publishFullBlocks(seq);
+            } catch (const std::exception&) {
+                // A prompt that cannot be primed (e.g. a token outside the vocabulary) is skipped.
+            }
             m_blocks->release(seq.blockTable);
         }
         m_primed.insert(m_primed.end(), prompts.begin(), prompts.end());
@@ -348,8 +378,12 @@ bool SessionImpl::applyPendingSwap() {
     if (m_profile.reload == ReloadPolicy::AfterWarmup && !m_running.empty()) return false;
     std::shared_ptr<LlamaModel> model = std::move(m_pendingModel);
     m_pendingModel.reset();
-    m_current = makeVersion(std::move(model));
-    ensurePool(m_current->model->config());
+    try {
+        m_current = makeVersion(std::move(model));
+        ensurePool(m_current->model->config());
+    } catch (const std::exception&) {
+        return false; // out of memory for the new version's buffers: keep serving the current one
+    }
     if (m_profile.kv == KvPolicy::Pool) m_blocks->clearCache(); // cached K/V belong to the old weights
     if (m_profile.reload == ReloadPolicy::AfterWarmup && !m_primed.empty()) {
         m_warming = true;
@@ -390,8 +424,17 @@ void SessionImpl::engineLoop() {
         if (m_stop) break;
         if (m_running.empty()) {
             m_idle.notify_all();
-            if (deferred) m_wake.wait_for(lock, std::chrono::milliseconds(1));
-            else m_wake.wait(lock);
+            if (deferred) {
+                m_wake.wait_for(lock, std::chrono::milliseconds(1));
+            } else {
+                // A predicate, not a bare wait: submit/cancel/flush/prime/reload may have
+                // notified while admit() had the lock released (on-demand load, failWaiting),
+                // when nobody was waiting, and that notification is gone.
+                m_wake.wait(lock, [&] {
+                    return m_stop || !m_waiting.empty() || !m_cancelRequests.empty() || m_flushRequested ||
+                           m_pendingModel != nullptr || !m_primeRequests.empty();
+                });
+            }
             continue;
         }
         lock.unlock();

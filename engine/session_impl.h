@@ -89,7 +89,7 @@ private:
     bool m_flushRequested = false;
     std::string m_loadError; // set when an on-demand load failed; later requests fail with it
     bool m_stop = false;
-    bool m_busy = false; // engine has running work, a warm-up or a swap in progress
+    bool m_busy = false; // the engine is delivering Finished events with the lock released
     uint64_t m_nextId = 1;
 
     // Engine thread only.

@@ -13,9 +13,11 @@ void SessionImpl::failWaiting(std::unique_lock<std::mutex>& lock, const std::str
     std::deque<std::unique_ptr<Sequence>> failed = std::move(m_waiting);
     m_waiting.clear();
     m_waitingCount = 0;
+    m_busy = true; // waitIdle() must not return before these Finished events are out
     lock.unlock();
     for (auto& s : failed) finish(*s, FinishStatus::Error, StopReason::Cancelled, why);
     lock.lock();
+    m_busy = false;
 }
 
 bool SessionImpl::admit(std::unique_lock<std::mutex>& lock) {
@@ -50,14 +52,31 @@ bool SessionImpl::admit(std::unique_lock<std::mutex>& lock) {
         const double ageMs = static_cast<double>(nowNs() - m_waiting.front()->submittedNs) / 1e6;
         if (ageMs < m_profile.maxWaitMs) return true;
     }
+    std::vector<std::pair<std::unique_ptr<Sequence>, std::string>> failed;
     while (m_running.size() < limit && !m_waiting.empty()) {
-        if (!admitOne(*m_waiting.front())) break; // KV pool full: wait for a finish
+        try {
+            if (!admitOne(*m_waiting.front())) break; // KV pool full: wait for a finish
+        } catch (const std::exception& e) { // e.g. no memory for a per-request KV cache
+            releaseKv(*m_waiting.front());
+            failed.emplace_back(std::move(m_waiting.front()), std::string("admission failed: ") + e.what());
+            m_waiting.pop_front();
+            continue;
+        }
         m_running.push_back(std::move(m_waiting.front()));
         m_waiting.pop_front();
     }
+    if (!failed.empty()) {
+        m_busy = true; // waitIdle must not return before these Finished events are out
+        lock.unlock();
+        for (auto& [seq, why] : failed) finish(*seq, FinishStatus::Error, StopReason::Cancelled, why);
+        lock.lock();
+        m_busy = false;
+    }
     m_waitingCount = static_cast<int64_t>(m_waiting.size());
     m_runningCount = static_cast<int64_t>(m_running.size());
-    return false;
+    // Nothing running yet the head does not fit (a pool shrunk by a reload): poll rather
+    // than spin on the engine loop's wait predicate, which sees a non-empty queue.
+    return m_running.empty() && !m_waiting.empty();
 }
 
 bool SessionImpl::admitOne(Sequence& seq) {
@@ -270,6 +289,7 @@ void SessionImpl::processCancellations(std::unique_lock<std::mutex>& lock) {
         }
     }
     m_waitingCount = static_cast<int64_t>(m_waiting.size());
+    m_busy = true; // waitIdle() must not return before these Finished events are out
     lock.unlock();
     for (auto& s : waiting) finish(*s, FinishStatus::Cancelled, StopReason::Cancelled, "cancelled");
     for (auto& s : m_running)
@@ -278,6 +298,7 @@ void SessionImpl::processCancellations(std::unique_lock<std::mutex>& lock) {
     m_runningCount = static_cast<int64_t>(m_running.size());
     publishStats();
     lock.lock();
+    m_busy = false;
 }
 
 void SessionImpl::publishStats() {

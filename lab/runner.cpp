@@ -211,13 +211,25 @@ RunResult runWorkload(Target& target, const std::vector<WorkloadRequest>& reques
         lock.lock();
         result.samples.push_back(last);
     });
-    if (!cancelled) issue(target, requests, measured, options, st, true, ids, cancelled);
-    {
-        std::lock_guard g(st.mutex);
-        sampling = false;
-        st.changed.notify_all();
+    auto stopSampler = [&] {
+        {
+            std::lock_guard g(st.mutex);
+            sampling = false;
+            st.changed.notify_all();
+        }
+        sampler.join();
+    };
+    try {
+        if (!cancelled) issue(target, requests, measured, options, st, true, ids, cancelled);
+    } catch (...) {
+        // A throwing submit or progress callback: cancel what is in flight and wait for it,
+        // since the sinks refer to this function's state.
+        for (uint64_t id : ids) target.cancel(id);
+        target.waitIdle();
+        stopSampler();
+        throw;
     }
-    sampler.join();
+    stopSampler();
 
     result.cancelled = cancelled;
     for (size_t i : measured)

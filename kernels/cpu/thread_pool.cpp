@@ -53,7 +53,7 @@ void ThreadPool::runChunks(uint32_t job, int worker) {
     for (;;) {
         if (static_cast<uint32_t>(v >> 32) != job) return;
         const auto chunk = static_cast<int64_t>(v & 0xffffffffu);
-        if (chunk >= m_chunks) return;
+        if (chunk >= m_chunks.load(std::memory_order_relaxed)) return;
         if (!m_claim.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire))
             continue;
         const int64_t begin = chunk * m_chunk;
@@ -76,7 +76,8 @@ void ThreadPool::parallelFor(int64_t count, RangeFn fn, int64_t grain) {
     m_fn = &fn;
     m_count = count;
     m_chunk = ((units + chunks - 1) / chunks) * grain;
-    m_chunks = (count + m_chunk - 1) / m_chunk;
+    const int64_t chunkCount = (count + m_chunk - 1) / m_chunk;
+    m_chunks.store(chunkCount, std::memory_order_relaxed);
     m_done.store(0, std::memory_order_relaxed);
     const uint32_t job = ++m_job;
     m_claim.store(static_cast<uint64_t>(job) << 32, std::memory_order_seq_cst);
@@ -86,7 +87,7 @@ void ThreadPool::parallelFor(int64_t count, RangeFn fn, int64_t grain) {
     }
     runChunks(job, 0);
     int spins = 0;
-    while (m_done.load(std::memory_order_acquire) != m_chunks) {
+    while (m_done.load(std::memory_order_acquire) != chunkCount) {
         if (++spins < kSpinIterations) MB_PAUSE();
         else std::this_thread::yield();
     }

@@ -73,7 +73,9 @@ private:
     const RangeFn* m_fn = nullptr;
     int64_t m_count = 0;
     int64_t m_chunk = 0;
-    int64_t m_chunks = 0;
+    // Atomic because a stale worker (one that loaded the previous job's claim value) reads it
+    // while the caller writes the next job's; whatever it reads, its claim then fails.
+    std::atomic<int64_t> m_chunks{0};
 };
 
 } // namespace mb::kernels

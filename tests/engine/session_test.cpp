@@ -1,11 +1,15 @@
 // Sessions in fast and regular profiles on the real stories260K model: identity, batching, cache, limits.
 #include "engine/session.h"
+#include "engine/synthetic_model.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
@@ -30,6 +34,10 @@ public:
     void wait(size_t n) {
         std::unique_lock lock(m_mutex);
         m_cv.wait(lock, [&] { return m_finished.size() >= n; });
+    }
+    bool waitFor(size_t n, std::chrono::milliseconds timeout) {
+        std::unique_lock lock(m_mutex);
+        return m_cv.wait_for(lock, timeout, [&] { return m_finished.size() >= n; });
     }
     RequestEvent result(uint64_t id) {
         std::lock_guard lock(m_mutex);
@@ -369,4 +377,76 @@ TEST(Session, DynamicBatchingRespectsMaxBatch) {
     s->waitIdle();
     EXPECT_EQ(peak, 2);
     EXPECT_EQ(running, 0);
+}
+
+TEST(Session, FailedLoadServesLateSubmitsAndWaitIdleWaitsForItsEvents) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("mb-session-gone-" + std::to_string(::getpid()) + ".gguf");
+    std::filesystem::copy_file(model, path, std::filesystem::copy_options::overwrite_existing);
+    Collector c;
+    std::promise<void> inSink, release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> once{false};
+    EventSink sink = c.sink();
+    auto blocking = [&, sink, released](const RequestEvent& e) {
+        if (e.kind == EventKind::Finished && !once.exchange(true)) {
+            inSink.set_value();
+            released.wait();
+        }
+        sink(e);
+    };
+    auto s = Session::start(path.string(), Profile::regular()); // header and tokenizer read now
+    std::filesystem::remove(path); // so the on-demand load of the first request fails
+    const uint64_t a = s->submit(greedy(kOnce, 2), blocking);
+    inSink.get_future().wait(); // the engine delivers a's failure with the session lock released
+    auto idle = std::async(std::launch::async, [&] { s->waitIdle(); });
+    EXPECT_EQ(idle.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout)
+        << "waitIdle returned before a's Finished event was delivered";
+    const uint64_t b = s->submit(greedy(kOnce, 2), c.sink()); // its wake-up comes while nobody waits
+    release.set_value();
+    ASSERT_TRUE(c.waitFor(2, std::chrono::seconds(20))) << "a request submitted meanwhile was never served";
+    idle.wait();
+    EXPECT_EQ(c.result(a).status, FinishStatus::Error);
+    EXPECT_EQ(c.result(b).status, FinishStatus::Error);
+    EXPECT_NE(c.result(b).error.find("model load failed"), std::string::npos) << c.result(b).error;
+}
+
+TEST(Session, DestroyingWithRequestsInFlightFinishesThemAll) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    Collector c;
+    {
+        Profile p = Profile::regular();
+        p.maxBatch = 2;
+        auto s = Session::start(model.string(), p, {.threads = 2});
+        InferenceRequest r = greedy(kOnce, 400);
+        r.stopAtEos = false;
+        for (int i = 0; i < 6; ++i) s->submit(r, c.sink());
+    } // running and waiting requests end as cancelled, on the engine thread, before it joins
+    ASSERT_TRUE(c.waitFor(6, std::chrono::seconds(0)));
+    for (uint64_t id = 1; id <= 6; ++id) {
+        const FinishStatus st = c.result(id).status;
+        EXPECT_TRUE(st == FinishStatus::Cancelled || st == FinishStatus::Ok) << finishStatusName(st);
+    }
+}
+
+TEST(Session, HotReloadRefusesAModelThatWouldReplaceTheKvPool) {
+    SyntheticPreset small = *findSyntheticPreset("tiny");
+    SyntheticPreset deeper = small;
+    deeper.config.layers += 1; // same vocabulary, different KV shape
+    const auto dir = std::filesystem::temp_directory_path();
+    const std::string a = (dir / ("mb-hot-a-" + std::to_string(::getpid()) + ".gguf")).string();
+    const std::string b = (dir / ("mb-hot-b-" + std::to_string(::getpid()) + ".gguf")).string();
+    writeSyntheticModel(small, mb::kernels::TensorType::F32, 1, a);
+    writeSyntheticModel(deeper, mb::kernels::TensorType::F32, 1, b);
+    Profile p = Profile::regular();
+    p.kv = KvPolicy::Pool; // in-flight requests hold blocks of the one pool
+    EXPECT_EQ(p.validate(), "");
+    auto s = Session::start(a, p);
+    EXPECT_THROW(s->reload(b), ReloadError);
+    EXPECT_NO_THROW(s->reload(a));
+    s->waitIdle();
+    EXPECT_EQ(s->stats().modelVersion, 1u); // on demand: nothing loaded yet, the reload is version 1
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
 }
