@@ -138,6 +138,10 @@ void SessionImpl::ensurePool(const LlamaConfig& c) {
         const int64_t blocks = blocksFor(tokens, bs);
         if (!m_kvPool || m_kvPool->blocks() != blocks || m_kvPool->kvDim() != c.kvDim() || m_kvPool->layers() != c.layers) {
             m_kvPool = std::make_unique<KvCache>(c, blocks, bs);
+            if (m_blocks) { // the session's counters stay monotonic across a new pool
+                m_queriesCarried += m_blocks->queries();
+                m_hitsCarried += m_blocks->hits();
+            }
             m_blocks = std::make_unique<KvBlockManager>(static_cast<int32_t>(blocks), static_cast<int32_t>(bs),
                                                         m_profile.prefixCache);
         }

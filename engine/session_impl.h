@@ -101,6 +101,7 @@ private:
     std::vector<std::unique_ptr<Sequence>> m_running;
     std::vector<std::vector<int32_t>> m_primed; // re-primed after a fast-mode reload
     uint64_t m_versions = 0;
+    uint64_t m_queriesCarried = 0, m_hitsCarried = 0; // counters of replaced block managers
 
     // Published counters.
     std::atomic<uint64_t> m_prefixQueries{0}, m_prefixHits{0}, m_kvInUse{0}, m_kvCapacity{0};

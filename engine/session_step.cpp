@@ -303,8 +303,8 @@ void SessionImpl::processCancellations(std::unique_lock<std::mutex>& lock) {
 
 void SessionImpl::publishStats() {
     if (m_blocks) {
-        m_prefixQueries = m_blocks->queries();
-        m_prefixHits = m_blocks->hits();
+        m_prefixQueries = m_queriesCarried + m_blocks->queries();
+        m_prefixHits = m_hitsCarried + m_blocks->hits();
     }
     if (m_kvPool && m_blocks)
         m_kvInUse = static_cast<uint64_t>(m_blocks->usedBlocks() + m_blocks->cachedFreeBlocks()) * blockBytes();
