@@ -25,6 +25,7 @@ void addInfoCommand(CLI::App& root);
 void addMakeModelCommand(CLI::App& root);
 void addDevicesCommand(CLI::App& root);
 void addCompareCommand(CLI::App& root);
+void addQuantizeCommand(CLI::App& root);
 void addRunsCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -201,4 +202,30 @@ TEST(Cli, CompareRejectsBadProfilesAndWorkloads) {
     expectCleanError(runCli({"compare", "--model", model.string(), "--a", (dir / "p.json").string()}), "max_contxt");
     expectCleanError(runCli({"compare", "--model", model.string(), "--workload", "nope"}), "nope");
     expectCleanError(runCli({"compare", "--model", model.string(), "--concurrency", "2", "--rate", "3"}), "excludes");
+}
+
+TEST(Cli, QuantizeKeepsGoldenAtF16AndFallsBackForOddRows) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto golden = nlohmann::json::parse(slurp(goldenPath));
+    TempDir dir;
+    const std::string f16 = (dir / "f16.gguf").string(), mixed = (dir / "mixed.gguf").string();
+    ASSERT_EQ(runCli({"quantize", "--in", model.string(), "--out", f16, "--type", "f16"}).exitCode, 0);
+    const auto gen = runCli({"generate", "--model", f16, "--prompt", "Once upon a time", "--max-tokens", "100",
+                             "--temperature", "0", "--json"});
+    ASSERT_EQ(gen.exitCode, 0) << gen.err;
+    EXPECT_EQ(parse(gen)["tokens"], golden["generation"][1]["generated_tokens"]);
+
+    ASSERT_EQ(runCli({"quantize", "--in", model.string(), "--out", mixed, "--type", "mixed"}).exitCode, 0);
+    const auto info = parse(runCli({"info", "--model", mixed, "--json"}));
+    std::map<std::string, std::string> types;
+    for (const auto& t : info["tensors"]) types[t["name"]] = t["type"];
+    EXPECT_EQ(types["token_embd.weight"], "f16");
+    EXPECT_EQ(types["blk.0.attn_q.weight"], "q8_0");
+    EXPECT_EQ(types["blk.0.ffn_down.weight"], "f16"); // 172 columns: no whole Q8_0 blocks
+    EXPECT_EQ(types["blk.0.attn_norm.weight"], "f32");
+
+    expectCleanError(runCli({"quantize", "--in", model.string(), "--out", mixed, "--type", "mixed"}), "exists");
+    expectCleanError(runCli({"quantize", "--in", model.string(), "--out", (dir / "x.gguf").string(), "--type", "q2"}),
+                     "q2");
 }
