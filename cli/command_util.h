@@ -26,6 +26,7 @@ void addMakeModelCommand(CLI::App& root);
 void addDevicesCommand(CLI::App& root);
 void addCompareCommand(CLI::App& root);
 void addQuantizeCommand(CLI::App& root);
+void addBenchCommand(CLI::App& root);
 void addRunsCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.

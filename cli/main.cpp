@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     mb::cli::addDevicesCommand(app);
     mb::cli::addCompareCommand(app);
     mb::cli::addQuantizeCommand(app);
+    mb::cli::addBenchCommand(app);
     mb::cli::addRunsCommand(app);
     if (argc > 1 && argv[1][0] != '-') {
         const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });

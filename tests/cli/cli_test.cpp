@@ -229,3 +229,20 @@ TEST(Cli, QuantizeKeepsGoldenAtF16AndFallsBackForOddRows) {
     expectCleanError(runCli({"quantize", "--in", model.string(), "--out", (dir / "x.gguf").string(), "--type", "q2"}),
                      "q2");
 }
+
+TEST(Cli, BenchReportsPrefillAndDecodeSeparately) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto r = runCli({"bench", "--model", model.string(), "--prompt-tokens", "32", "--gen-tokens", "16",
+                           "--repetitions", "2", "--threads", "2", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    for (const char* key : {"prefill_tok_s", "decode_tok_s"}) {
+        EXPECT_GT(j[key]["mean"].get<double>(), 0.0) << key;
+        EXPECT_GE(j[key]["std"].get<double>(), 0.0) << key;
+        EXPECT_EQ(j[key]["runs"].size(), 2u) << key;
+    }
+    EXPECT_GT(j["model_bytes"].get<uint64_t>(), 0u);
+    EXPECT_EQ(j["threads"], 2);
+    expectCleanError(runCli({"bench", "--model", model.string(), "--prompt-tokens", "500", "--gen-tokens", "100"}),
+                     "context");
+}
