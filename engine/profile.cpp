@@ -164,8 +164,6 @@ std::string Profile::validate() const {
     if (prefillChunk < 1) return "profile key 'prefill_chunk' must be >= 1";
     if (maxContext < 2 || maxContext > (int64_t{1} << 24)) return "profile key 'max_context' must be in [2, 16777216]";
     if (kvPoolTokens < 0) return "profile key 'kv_pool_tokens' must be >= 0";
-    if (kvPoolTokens > 0 && kvPoolTokens < maxContext / 16)
-        return "profile key 'kv_pool_tokens' is too small for max_context";
     if (queueCapacity < 1) return "profile key 'queue_capacity' must be >= 1";
     if (prefixCache && kv != KvPolicy::Pool) return "profile key 'prefix_cache' needs kv = pool";
     if (batching == BatchingPolicy::Off && maxBatch != 1) return "profile key 'max_batch' must be 1 when batching is off";

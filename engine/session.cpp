@@ -124,6 +124,13 @@ std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaMode
     return v;
 }
 
+int64_t SessionImpl::poolTokens(const LlamaConfig& c) const {
+    // Auto size: room for two maximal contexts, and at least 16384 positions so a cache of
+    // shared prefixes survives beside the running request.
+    return m_profile.kvPoolTokens > 0 ? m_profile.kvPoolTokens
+                                      : std::max<int64_t>(2 * std::min(c.contextLength, m_profile.maxContext), 16384);
+}
+
 uint64_t SessionImpl::blockBytes() const {
     return static_cast<uint64_t>(m_profile.blockSize) * static_cast<uint64_t>(m_config.layers * m_config.kvDim() * 2) *
            sizeof(float);
@@ -132,9 +139,7 @@ uint64_t SessionImpl::blockBytes() const {
 void SessionImpl::ensurePool(const LlamaConfig& c) {
     const int64_t bs = m_profile.blockSize;
     if (m_profile.kv == KvPolicy::Pool) {
-        const int64_t tokens = m_profile.kvPoolTokens > 0
-                                   ? m_profile.kvPoolTokens
-                                   : std::max<int64_t>(2 * std::min(c.contextLength, m_profile.maxContext), 16384);
+        const int64_t tokens = poolTokens(c);
         const int64_t blocks = blocksFor(tokens, bs);
         if (!m_kvPool || m_kvPool->blocks() != blocks || m_kvPool->kvDim() != c.kvDim() || m_kvPool->layers() != c.layers) {
             m_kvPool = std::make_unique<KvCache>(c, blocks, bs);
@@ -205,13 +210,11 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
     if (m_profile.kv == KvPolicy::Pool) {
         const int64_t positions = std::min<int64_t>(static_cast<int64_t>(request.prompt.size()) + request.maxTokens,
                                                     m_config.contextLength);
-        const int64_t poolTokens = m_profile.kvPoolTokens > 0
-                                       ? m_profile.kvPoolTokens
-                                       : std::max<int64_t>(2 * std::min(m_config.contextLength, m_profile.maxContext), 16384);
-        if (blocksFor(positions, m_profile.blockSize) > blocksFor(poolTokens, m_profile.blockSize)) {
+        const int64_t pool = poolTokens(m_config);
+        if (blocksFor(positions, m_profile.blockSize) > blocksFor(pool, m_profile.blockSize)) {
             reject(id, sink, submitted,
                    "the request needs " + std::to_string(positions) + " KV positions but the pool holds " +
-                       std::to_string(poolTokens),
+                       std::to_string(pool),
                    promptLen);
             return id;
         }
@@ -288,10 +291,6 @@ void SessionImpl::reload(const std::string& modelPath) {
         // In-flight requests keep their blocks in the current pool and manager, so a hot
         // swap must not make ensurePool() replace them (different layers, KV width or size).
         const LlamaConfig& n = model->config();
-        auto poolTokens = [&](const LlamaConfig& c) {
-            return m_profile.kvPoolTokens > 0 ? m_profile.kvPoolTokens
-                                              : std::max<int64_t>(2 * std::min(c.contextLength, m_profile.maxContext), 16384);
-        };
         if (n.layers != m_config.layers || n.kvDim() != m_config.kvDim() || poolTokens(n) != poolTokens(m_config))
             throw ReloadError("reload refused: the new model's KV shape differs from the session's pool, which "
                               "in-flight requests still use");

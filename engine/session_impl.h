@@ -66,6 +66,7 @@ private:
     void failWaiting(std::unique_lock<std::mutex>& lock, const std::string& why);
     void publishStats();
     uint64_t blockBytes() const;
+    int64_t poolTokens(const LlamaConfig& c) const; // KV pool size in positions
 
     static int64_t nowNs();
     void reject(uint64_t id, const EventSink& sink, int64_t submittedNs, const std::string& why, int64_t prompt);
