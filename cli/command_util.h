@@ -27,6 +27,8 @@ void addDevicesCommand(CLI::App& root);
 void addCompareCommand(CLI::App& root);
 void addQuantizeCommand(CLI::App& root);
 void addBenchCommand(CLI::App& root);
+void addPerplexityCommand(CLI::App& root);
+void addComparePrecisionCommand(CLI::App& root);
 void addRunsCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     mb::cli::addCompareCommand(app);
     mb::cli::addQuantizeCommand(app);
     mb::cli::addBenchCommand(app);
+    mb::cli::addPerplexityCommand(app);
+    mb::cli::addComparePrecisionCommand(app);
     mb::cli::addRunsCommand(app);
     if (argc > 1 && argv[1][0] != '-') {
         const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });

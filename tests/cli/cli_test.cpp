@@ -246,3 +246,55 @@ TEST(Cli, BenchReportsPrefillAndDecodeSeparately) {
     expectCleanError(runCli({"bench", "--model", model.string(), "--prompt-tokens", "500", "--gen-tokens", "100"}),
                      "context");
 }
+
+TEST(Cli, PerplexityReportsWindows) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(goldenPath, "golden/stories260K.json");
+    const auto golden = nlohmann::json::parse(slurp(goldenPath));
+    TempDir dir;
+    std::ofstream(dir / "t.txt") << golden["generation"][1]["text"].get<std::string>();
+    const auto r = runCli({"perplexity", "--model", model.string(), "--text", (dir / "t.txt").string(), "--context",
+                           "32", "--threads", "2", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    EXPECT_GT(j["perplexity"].get<double>(), 1.0);
+    EXPECT_LT(j["perplexity"].get<double>(), 10.0);
+    EXPECT_GT(j["tokens"].get<int64_t>(), 100);
+    EXPECT_EQ(j["context"], 32);
+    EXPECT_GE(j["windows"].get<int64_t>(), 4);
+    std::ofstream(dir / "empty.txt") << "\n";
+    expectCleanError(runCli({"perplexity", "--model", model.string(), "--text", (dir / "empty.txt").string()}),
+                     "empty");
+    expectCleanError(runCli({"perplexity", "--model", model.string(), "--text", (dir / "missing.txt").string()}),
+                     "missing.txt");
+}
+
+TEST(Cli, ComparePrecisionOfF16AgainstF32) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(f16, "models/stories260K-f16.gguf");
+    TempDir dir;
+    std::ofstream(dir / "p.txt") << "Once upon a time\n\nLily and Tom went\n";
+    std::ofstream(dir / "p.jsonl") << R"({"prompt": "Once upon a time"})" << '\n' << R"({"prompt": "The cat"})" << '\n';
+    const auto r = runCli({"compare-precision", "--reference", model.string(), "--candidate", f16.string(),
+                           "--prompts", (dir / "p.txt").string(), "--gen-tokens", "16", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    for (const char* key : {"agreement", "mean_kl", "reference_perplexity", "candidate_perplexity"})
+        ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GE(j["agreement"].get<double>(), 0.95);
+    EXPECT_GE(j["mean_kl"].get<double>(), 0.0);
+    EXPECT_EQ(j["positions"], 32);
+    EXPECT_EQ(j["prompts"], 2);
+    const auto jl = parse(runCli({"compare-precision", "--reference", model.string(), "--candidate", model.string(),
+                                  "--prompts", (dir / "p.jsonl").string(), "--gen-tokens", "8", "--json"}));
+    EXPECT_EQ(jl["prompts"], 2);
+    EXPECT_EQ(jl["agreement"], 1.0);
+    expectCleanError(runCli({"compare-precision", "--reference", model.string(), "--candidate",
+                             (dir / "missing.gguf").string(), "--prompts", (dir / "p.txt").string()}),
+                     "missing.gguf");
+    const std::string other = (dir / "s15.gguf").string(); // vocabulary 32000, not 512
+    ASSERT_EQ(runCli({"make-model", "--preset", "stories15m", "--dtype", "q4_0", "--out", other}).exitCode, 0);
+    expectCleanError(runCli({"compare-precision", "--reference", model.string(), "--candidate", other, "--prompts",
+                             (dir / "p.txt").string()}),
+                     "vocabulary");
+}
