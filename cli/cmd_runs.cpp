@@ -139,7 +139,7 @@ void runShow(const RunsArgs& a) {
     db::RunStore store = openStore(a);
     const db::StoredRun run = store.getRun(a.id, db::RunDetail::Summaries);
     if (a.json) {
-        Json doc = db::runToDocument(run);
+        Json doc = db::exportDocument(run);
         Json j = doc["run"];
         j["candidates"] = Json::array();
         for (size_t i = 0; i < run.candidates.size(); ++i) {

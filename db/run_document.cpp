@@ -247,7 +247,7 @@ StoredCandidate candidateFromJson(const Json& v, const std::string& path) {
 
 } // namespace
 
-Json runToDocument(const StoredRun& run) {
+Json exportDocument(const StoredRun& run) {
     Json doc;
     doc["format"] = kRunDocumentFormat;
     doc["format_version"] = kRunDocumentVersion;

@@ -25,7 +25,7 @@ inline constexpr int kRunDocumentVersion = 1;
 // Stored JSON texts (workload, config, environment, shape, profile, summaries) appear
 // parsed; a text that is not JSON appears as a string. Times never reached are null.
 // queue/ttft/e2e/tpot are derived: written for readers, recomputed on import.
-nlohmann::ordered_json runToDocument(const StoredRun& run);
+nlohmann::ordered_json exportDocument(const StoredRun& run);
 
 // Validates and reads a document. Throws DbError "import: <json path>: <why>", e.g.
 // "import: candidates[0].requests[3].status: expected one of ok, error, cancelled, rejected".

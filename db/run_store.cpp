@@ -243,7 +243,7 @@ void RunStore::setTags(int64_t id, const std::vector<std::string>& tags) {
 }
 
 nlohmann::ordered_json RunStore::exportRun(int64_t id) const {
-    return runToDocument(getRun(id, RunDetail::Full));
+    return exportDocument(getRun(id, RunDetail::Full));
 }
 
 int64_t RunStore::importRun(const nlohmann::ordered_json& document) {
