@@ -37,15 +37,16 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
 
 void Forward::runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
                           std::span<const int32_t> blockTable, float* logits) {
+    // Member buffers: a decode step calls this once per token and must not allocate.
     const size_t n = tokens.size();
-    std::vector<int64_t> positions(n);
-    for (size_t i = 0; i < n; ++i) positions[i] = pos0 + static_cast<int64_t>(i);
-    std::vector<int32_t> seqIds(n, 0);
-    std::vector<uint8_t> want(n, 0);
-    if (n > 0) want.back() = 1;
+    m_seqPositions.resize(n);
+    for (size_t i = 0; i < n; ++i) m_seqPositions[i] = pos0 + static_cast<int64_t>(i);
+    m_seqIds.assign(n, 0);
+    m_seqWant.assign(n, 0);
+    if (n > 0) m_seqWant.back() = 1;
     const std::span<const int32_t> tables[1] = {blockTable};
     KvCache* const caches[1] = {&cache};
-    run({tokens, positions, seqIds, caches, tables, want}, logits);
+    run({tokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant}, logits);
 }
 
 void Forward::run(const ForwardBatch& batch, float* logits) {

@@ -69,6 +69,9 @@ private:
     std::vector<float> m_scores;           // (threads, contextLength)
     std::vector<const float*> m_kPtrs, m_vPtrs; // block pointers of one layer, all sequences
     std::vector<size_t> m_seqPtrStart;          // where each sequence's pointers start
+    std::vector<int64_t> m_seqPositions;        // runSequence's batch description
+    std::vector<int32_t> m_seqIds;
+    std::vector<uint8_t> m_seqWant;
 };
 
 } // namespace mb::engine

@@ -28,6 +28,16 @@ struct ModelVersion {
     std::vector<float> logits;       // (maxBatch, vocab)
 };
 
+// One iteration's batch description, rebuilt in place every step (engine thread only).
+struct BatchScratch {
+    std::vector<int32_t> tokens;
+    std::vector<int64_t> positions;
+    std::vector<int32_t> seqIds;
+    std::vector<uint8_t> want;
+    std::vector<KvCache*> caches;
+    std::vector<std::span<const int32_t>> tables;
+};
+
 class SessionImpl final : public Session {
 public:
     SessionImpl(std::string path, Profile profile, SessionOptions options);
@@ -100,6 +110,7 @@ private:
     std::unique_ptr<KvCache> m_kvPool;
     std::unique_ptr<KvBlockManager> m_blocks;
     std::vector<std::unique_ptr<Sequence>> m_running;
+    BatchScratch m_batch;
     std::vector<std::vector<int32_t>> m_primed; // re-primed after a fast-mode reload
     uint64_t m_versions = 0;
     uint64_t m_queriesCarried = 0, m_hitsCarried = 0; // counters of replaced block managers

@@ -168,28 +168,30 @@ void SessionImpl::runGroup(ModelVersion& v, std::vector<Sequence*>& group) {
     }
     if (active.empty()) return;
 
-    std::vector<int32_t> tokens;
-    std::vector<int64_t> positions;
-    std::vector<int32_t> seqIds;
-    std::vector<uint8_t> want;
-    std::vector<KvCache*> caches;
-    std::vector<std::span<const int32_t>> tables;
+    // Reused across iterations: a decode step must not allocate.
+    BatchScratch& b = m_batch;
+    b.tokens.clear();
+    b.positions.clear();
+    b.seqIds.clear();
+    b.want.clear();
+    b.caches.clear();
+    b.tables.clear();
     int64_t wanted = 0;
     for (size_t i = 0; i < active.size(); ++i) {
         Sequence& s = *active[i];
         for (int64_t p = s.stepBegin; p < s.stepBegin + s.stepCount; ++p) {
-            tokens.push_back(s.tokens[static_cast<size_t>(p)]);
-            positions.push_back(p);
-            seqIds.push_back(static_cast<int32_t>(i));
+            b.tokens.push_back(s.tokens[static_cast<size_t>(p)]);
+            b.positions.push_back(p);
+            b.seqIds.push_back(static_cast<int32_t>(i));
             const bool last = p + 1 == static_cast<int64_t>(s.tokens.size());
-            want.push_back(last ? 1 : 0);
+            b.want.push_back(last ? 1 : 0);
             wanted += last ? 1 : 0;
         }
-        caches.push_back(s.ownCache ? s.ownCache.get() : m_kvPool.get());
-        tables.emplace_back(s.blockTable);
+        b.caches.push_back(s.ownCache ? s.ownCache.get() : m_kvPool.get());
+        b.tables.emplace_back(s.blockTable);
     }
     if (v.logits.size() < static_cast<size_t>(wanted * vocab)) v.logits.resize(static_cast<size_t>(wanted * vocab));
-    v.forward->run({tokens, positions, seqIds, caches, tables, want}, v.logits.data());
+    v.forward->run({b.tokens, b.positions, b.seqIds, b.caches, b.tables, b.want}, v.logits.data());
     const int64_t doneAt = nowNs();
     int64_t row = 0;
     for (Sequence* s : active) {
