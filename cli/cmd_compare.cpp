@@ -5,6 +5,7 @@
 #include "engine/devices.h"
 #include "engine/session.h"
 #include "lab/comparison.h"
+#include "lab/environment.h"
 #include "lab/workload.h"
 
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace mb::cli {
@@ -128,39 +128,6 @@ void printTable(const std::vector<lab::CandidateResult>& r) {
     }
 }
 
-// The machine and build, as stored with the run (engine::listDevices for CPU and GPUs).
-Json environmentJson(int threads) {
-    Json env;
-    env["modebench_version"] = MODEBENCH_VERSION;
-    env["build_type"] = MODEBENCH_BUILD_TYPE;
-#if defined(__clang__)
-    env["compiler"] = std::string("clang ") + __clang_version__;
-#elif defined(__GNUC__)
-    env["compiler"] = std::string("gcc ") + __VERSION__;
-#else
-    env["compiler"] = "unknown";
-#endif
-    struct utsname u {};
-    if (::uname(&u) == 0) env["os"] = std::string(u.sysname) + " " + u.release + " " + u.machine;
-    env["threads"] = threads;
-    const engine::DeviceList list = engine::listDevices();
-    Json devices = Json::array();
-    for (const auto& d : list.devices) {
-        Json e{{"id", d.id}, {"name", d.name}, {"memory_bytes", d.memoryBytes}};
-        if (d.id == "cpu") {
-            e["threads"] = d.threads;
-            e["features"] = d.features;
-            env["cpu"] = {{"model", d.name}, {"threads", d.threads}, {"features", d.features}};
-        } else {
-            e["compute_capability"] = d.features;
-        }
-        devices.push_back(std::move(e));
-    }
-    env["devices"] = std::move(devices);
-    env["cuda_compiled"] = list.cudaCompiled;
-    return env;
-}
-
 lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const lab::ComparisonOptions& opts,
                      const std::vector<lab::Candidate>& candidates) {
     lab::RunInfo info;
@@ -184,7 +151,7 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
                      {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
     info.configJson = config.dump();
-    info.environmentJson = environmentJson(a.threads).dump(-1, ' ', false, Json::error_handler_t::replace);
+    info.environmentJson = lab::environmentJson(a.threads).dump(-1, ' ', false, Json::error_handler_t::replace);
     return info;
 }
 

@@ -1,6 +1,8 @@
 // Helpers shared by the command files.
 #include "cli/command_util.h"
 
+#include "db/default_path.h"
+
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdio>
@@ -31,16 +33,11 @@ void requireReadableFile(const std::string& path, const std::string& what) {
 }
 
 std::string defaultDatabasePath() {
-    const char* xdg = std::getenv("XDG_DATA_HOME");
-    std::filesystem::path base;
-    if (xdg && *xdg == '/') {
-        base = xdg;
-    } else {
-        const char* home = std::getenv("HOME");
-        if (!home || !*home) throw UsageError("neither XDG_DATA_HOME nor HOME is set; pass --db PATH");
-        base = std::filesystem::path(home) / ".local" / "share";
+    try {
+        return db::defaultDatabasePath();
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
     }
-    return (base / "modebench" / "modebench.db").string();
 }
 
 CLI::Option* addDatabaseOption(CLI::App& cmd, std::string& path) {

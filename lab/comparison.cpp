@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
+#include <thread>
 
 namespace mb::lab {
 
@@ -60,12 +62,16 @@ Live startCandidate(const Candidate& c) {
     return live;
 }
 
-RunOptions withProgress(const ComparisonOptions& o, const std::string& label, int64_t offset, int64_t total) {
+RunOptions withCallbacks(const ComparisonOptions& o, const std::string& label, int64_t offset, int64_t total) {
     RunOptions r = o.run;
     if (o.onProgress)
         r.onProgress = [&o, label, offset, total](const RunProgress& p) {
             o.onProgress(label, RunProgress{offset + p.done, total, p.elapsedMs});
         };
+    if (o.onEvent)
+        r.onEvent = [&o, label](const RequestRecord& soFar, const engine::RequestEvent& e) { o.onEvent(label, soFar, e); };
+    if (o.onRecord) r.onRecord = [&o, label](const RequestRecord& rec) { o.onRecord(label, rec); };
+    if (o.onSample) r.onSample = [&o, label](const StatsSample& s) { o.onSample(label, s); };
     return r;
 }
 
@@ -168,9 +174,10 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
                                     const std::vector<int64_t>& storeIds) {
     std::vector<CandidateResult> results(candidates.size());
     auto runOptions = [&](size_t i, int64_t offset, int64_t total) {
-        RunOptions r = withProgress(options, candidates[i].label, offset, total);
+        RunOptions r = withCallbacks(options, candidates[i].label, offset, total);
         r.sink = options.sink;
         r.candidateId = storeIds[i];
+        if (candidates[i].sampling) r.sampling = *candidates[i].sampling;
         return r;
     };
     std::vector<WorkloadRequest> measured;
@@ -182,15 +189,36 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
     warm.insert(warm.end(), options.primers.begin(), options.primers.end());
     const auto total = static_cast<int64_t>(measured.size());
 
-    if (!options.interleave) {
+    auto runWhole = [&](size_t i, Live& live) {
+        std::vector<WorkloadRequest> list = warm;
+        list.insert(list.end(), measured.begin(), measured.end());
+        results[i].run = runWorkload(*live.target, list, runOptions(i, 0, total));
+        results[i].stats = live.target->stats();
+        results[i].startupMs = live.startupMs;
+        results[i].description = live.target->describe();
+    };
+    if (options.concurrent && !options.interleave) {
+        // Both sessions start first, so neither races against the other's model load.
+        std::vector<Live> live;
+        for (const auto& c : candidates) live.push_back(startCandidate(c));
+        std::vector<std::exception_ptr> errors(candidates.size());
+        std::vector<std::thread> threads;
+        for (size_t i = 0; i < candidates.size(); ++i)
+            threads.emplace_back([&, i] {
+                pthread_setname_np(pthread_self(), "mb-candidate");
+                try {
+                    runWhole(i, live[i]);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& e : errors)
+            if (e) std::rethrow_exception(e);
+    } else if (!options.interleave) {
         for (size_t i = 0; i < candidates.size(); ++i) {
             Live live = startCandidate(candidates[i]);
-            std::vector<WorkloadRequest> list = warm;
-            list.insert(list.end(), measured.begin(), measured.end());
-            results[i].run = runWorkload(*live.target, list, runOptions(i, 0, total));
-            results[i].stats = live.target->stats();
-            results[i].startupMs = live.startupMs;
-            results[i].description = live.target->describe();
+            runWhole(i, live);
             if (options.run.cancel && options.run.cancel->load()) break;
         }
     } else {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct Candidate {
     std::string modelPath;
     engine::Profile profile;
     int threads = 1;
+    // This candidate's sampling; unset: ComparisonOptions::run.sampling (the same for all).
+    std::optional<engine::SamplerParams> sampling;
 };
 
 struct CandidateResult {
@@ -42,8 +45,17 @@ struct ComparisonOptions {
     // Unrecorded requests issued to every candidate before measuring (e.g. one per
     // shared-prefix group: the fast profile's prefix priming through real requests).
     std::vector<WorkloadRequest> primers;
+    // Run the candidates at the same time, each on its own thread (a visual race: the
+    // playground's "at once"); otherwise one after the other (fair timing). Not with
+    // `interleave`.
+    bool concurrent = false;
     // Called with the candidate's label and its progress.
     std::function<void(const std::string&, const RunProgress&)> onProgress;
+    // Live views, as RunOptions::onEvent/onRecord/onSample, with the candidate's label.
+    // With `concurrent` they are called from both candidates' threads at once.
+    std::function<void(const std::string&, const RequestRecord&, const engine::RequestEvent&)> onEvent;
+    std::function<void(const std::string&, const RequestRecord&)> onRecord;
+    std::function<void(const std::string&, const StatsSample&)> onSample;
     Slo slo;
     // When set, the run is recorded as it happens: beginRun, one candidate per side,
     // every request as it finishes, then summaries and the final status.

@@ -53,6 +53,16 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
     std::vector<uint8_t> issued(list.size(), 0);
     size_t issuedCount = 0;
     std::unique_lock lock(st.mutex);
+    // Progress after finishes too (submits report below), including the last one.
+    int64_t reportedDone = -1;
+    auto reportFinishes = [&] {
+        if (!record || !o.onProgress || st.doneCount == reportedDone) return;
+        reportedDone = st.doneCount;
+        RunProgress p{st.doneCount, static_cast<int64_t>(list.size()), st.ms(nowNs())};
+        lock.unlock();
+        o.onProgress(p);
+        lock.lock();
+    };
     for (;;) {
         if (o.cancel && o.cancel->load() && !cancelled) {
             cancelled = true;
@@ -60,6 +70,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
             for (uint64_t id : targetIds) target.cancel(id);
             lock.lock();
         }
+        reportFinishes();
         if (cancelled && st.inFlight == 0) return;
         if (!cancelled && issuedCount == list.size() && st.inFlight == 0) return;
         // Find the next request that may go now.
@@ -108,7 +119,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
         req.stopAtEos = o.stopAtEos;
         const int64_t conversation = w.conversation;
         const int32_t turn = w.turn;
-        auto sink = [&st, slot, record, conversation, turn, runSink, candidateId](const engine::RequestEvent& e) {
+        auto sink = [&st, &o, slot, record, conversation, turn, runSink, candidateId](const engine::RequestEvent& e) {
             std::lock_guard g(st.mutex);
             if (!record) {
                 if (e.kind == engine::EventKind::Finished) {
@@ -120,10 +131,14 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
             }
             RequestRecord& r = st.records[slot];
             switch (e.kind) {
-            case engine::EventKind::Scheduled: r.scheduledMs = st.ms(e.timeNs); break;
+            case engine::EventKind::Scheduled:
+                r.scheduledMs = st.ms(e.timeNs);
+                if (o.onEvent) o.onEvent(r, e);
+                break;
             case engine::EventKind::Token:
                 if (r.tokenTimesMs.empty()) r.firstTokenMs = st.ms(e.timeNs);
                 r.tokenTimesMs.push_back(st.ms(e.timeNs));
+                if (o.onEvent) o.onEvent(r, e);
                 break;
             case engine::EventKind::Finished:
                 r.status = toStatus(e.status);
@@ -138,6 +153,8 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 r.text = e.text;
                 st.finished[slot] = 1;
                 if (runSink) runSink->requestFinished(candidateId, r); // buffered by the store
+                if (o.onEvent) o.onEvent(r, e);
+                if (o.onRecord) o.onRecord(r);
                 --st.inFlight;
                 ++st.doneCount;
                 if (conversation >= 0) st.lastTurnDone[conversation] = turn;
@@ -201,6 +218,7 @@ RunResult runWorkload(Target& target, const std::vector<WorkloadRequest>& reques
         while (sampling) {
             lock.unlock();
             StatsSample x = sample();
+            if (options.onSample) options.onSample(x);
             lock.lock();
             result.samples.push_back(x);
             st.changed.wait_for(lock, std::chrono::duration<double, std::milli>(options.sampleIntervalMs),
@@ -208,6 +226,7 @@ RunResult runWorkload(Target& target, const std::vector<WorkloadRequest>& reques
         }
         lock.unlock();
         StatsSample last = sample(); // the final counters, after the last request
+        if (options.onSample) options.onSample(last);
         lock.lock();
         result.samples.push_back(last);
     });

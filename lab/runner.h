@@ -24,10 +24,18 @@ struct RunOptions {
     engine::SamplerParams sampling;   // the same for every request
     bool stopAtEos = true;
     double sampleIntervalMs = 100;    // how often the target's counters are sampled
-    std::function<void(const RunProgress&)> onProgress; // on the caller's thread, after each finish
+    std::function<void(const RunProgress&)> onProgress; // on the caller's thread, after each submit and finish
     const std::atomic<bool>* cancel = nullptr;          // polled; in-flight requests are cancelled
     RunSink* sink = nullptr;          // when set, each measured request is written as it finishes
     int64_t candidateId = 0;          // the sink's candidate id for this run
+    // Live views (the GUI). Called on the target's event thread for measured requests:
+    // every engine event with the request's record updated by it (times relative to the
+    // run's start, `id` = workload index), then the finished record once more.
+    // They must be quick and must not call back into the runner.
+    std::function<void(const RequestRecord& soFar, const engine::RequestEvent&)> onEvent;
+    std::function<void(const RequestRecord&)> onRecord;
+    // Each counter sample as it is taken, on the runner's sampling thread.
+    std::function<void(const StatsSample&)> onSample;
 };
 
 struct RunResult {

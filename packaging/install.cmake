@@ -1,6 +1,10 @@
-# Install rules: the command-line tool (the GUI joins it when it exists).
+# Install rules: the command-line tool, and the workbench with its desktop entry when it is built.
 include(GNUInstallDirs)
 install(TARGETS modebench-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET modebench)
+    install(TARGETS modebench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(FILES ${PROJECT_SOURCE_DIR}/packaging/modebench.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
+endif()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 set(CPACK_PACKAGE_NAME modebench)
 set(CPACK_PACKAGE_CONTACT "ModeBench developers")

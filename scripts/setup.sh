@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12 packages only), builds, and runs the main job or every test.
-#   scripts/setup.sh run    build (release) and stream a generation from $MODEBENCH_MODEL,
-#                           or from a synthetic stories15m model generated once
+#   scripts/setup.sh run    build (release) and open the workbench (modebench) on $MODEBENCH_MODEL,
+#                           or on a synthetic stories15m model generated once; without a display
+#                           (no DISPLAY or WAYLAND_DISPLAY) stream a generation with modebench-cli
 #   scripts/setup.sh test   build (release) and run every test through CTest
 # Environment: MODEBENCH_MODEL (GGUF path), MODEBENCH_PROMPT, MODEBENCH_BUILD_DIR,
 # MODEBENCH_CUDA (AUTO|ON|OFF, default AUTO), MODEBENCH_JOBS (parallel build jobs).
@@ -18,7 +19,8 @@ cd "$root"
 
 packages=(build-essential cmake ninja-build pkg-config git
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libssl-dev
-          libsqlite3-dev)
+          libsqlite3-dev
+          qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -46,6 +48,13 @@ if [ "$mode" = run ]; then
       "$cli" make-model --preset stories15m --dtype q8_0 --seed 1 --out "$model"
     fi
   fi
+  gui="$build/gui/modebench"
+  if [ -x "$gui" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
+    echo "setup: opening the workbench on $model"
+    exec "$gui" --model "$model"
+  fi
+  echo "setup: no display (DISPLAY and WAYLAND_DISPLAY are unset), so instead of opening the workbench:"
+  echo "setup: modebench-cli generate on $model"
   "$cli" info --model "$model" | head -n 5
   exec "$cli" generate --model "$model" --prompt "${MODEBENCH_PROMPT:-Once upon a time}" --max-tokens 64
 fi

@@ -106,8 +106,9 @@ TEST(Runner, MultiTurnWaitsForThePreviousTurn) {
     for (size_t i = 0; i < requests.size(); ++i) {
         if (requests[i].turn == 0) continue;
         for (size_t j = 0; j < requests.size(); ++j)
-            if (requests[j].conversation == requests[i].conversation && requests[j].turn == requests[i].turn - 1)
+            if (requests[j].conversation == requests[i].conversation && requests[j].turn == requests[i].turn - 1) {
                 EXPECT_GE(r.records[i].submittedMs, r.records[j].finishedMs) << "conversation " << requests[i].conversation;
+            }
     }
 }
 

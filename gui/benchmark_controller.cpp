@@ -1,0 +1,82 @@
+// BenchmarkController: job ids, live data folding and the ETA.
+#include "gui/benchmark_controller.h"
+
+namespace mb::gui {
+
+BenchmarkController::BenchmarkController(EngineBackend* engine, QObject* parent) : QObject(parent), m_engine(engine) {
+    connect(engine, &EngineBackend::jobProgress, this,
+            [this](qint64 id, const QString& label, qint64 done, qint64 total, double) {
+                if (id != m_jobId || !m_running) return;
+                m_progress[label.toStdString()] = {done, total};
+                const qint64 d = this->done(), t = this->total();
+                const double elapsed = static_cast<double>(m_clock.elapsed()) / 1000.0;
+                m_etaS = d > 0 ? elapsed / static_cast<double>(d) * static_cast<double>(t - d) : 0;
+                emit progressChanged(d, t, m_etaS);
+            });
+    connect(engine, &EngineBackend::dataReceived, this, [this](qint64 id, const LiveBatch& batch) {
+        if (id != m_jobId) return;
+        for (const auto& [label, record] : batch.records) m_inputs[label].records.push_back(record);
+        for (const auto& [label, sample] : batch.samples) appendSamples(m_inputs[label], {sample});
+        emit dataChanged();
+    });
+    connect(engine, &EngineBackend::jobFinished, this, [this](qint64 id, const JobOutcome& outcome) {
+        if (id != m_jobId) return;
+        m_outcome = outcome;
+        setRunning(false);
+        emit finished(outcome);
+    });
+    connect(engine, &EngineBackend::jobFailed, this, [this](qint64 id, const QString& message) {
+        if (id != m_jobId) return;
+        setRunning(false);
+        emit failed(message);
+    });
+}
+
+qint64 BenchmarkController::start(BenchmarkJob job) {
+    if (m_cancel) m_cancel->store(true);
+    m_jobId = m_engine->newJobId();
+    job.jobId = m_jobId;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_inputs.clear();
+    m_progress.clear();
+    // Each side's total is known up front, so progress counts both from the start.
+    const qint64 perSide = job.workload.sharedPrefix.groups > 0
+                               ? qint64{job.workload.sharedPrefix.groups} * job.workload.sharedPrefix.perGroup
+                           : job.workload.multiTurn.conversations > 0
+                               ? qint64{job.workload.multiTurn.conversations} * job.workload.multiTurn.turns
+                               : job.workload.requests;
+    m_progress["a"] = {0, perSide};
+    m_progress["b"] = {0, perSide};
+    m_outcome = {};
+    m_etaS = 0;
+    m_clock.start();
+    setRunning(true);
+    emit dataChanged();
+    emit progressChanged(0, total(), 0);
+    m_engine->startBenchmark(job, m_cancel);
+    return m_jobId;
+}
+
+void BenchmarkController::stop() {
+    if (m_cancel) m_cancel->store(true);
+}
+
+qint64 BenchmarkController::done() const {
+    qint64 d = 0;
+    for (const auto& [label, p] : m_progress) d += p.first;
+    return d;
+}
+
+qint64 BenchmarkController::total() const {
+    qint64 t = 0;
+    for (const auto& [label, p] : m_progress) t += p.second;
+    return t;
+}
+
+void BenchmarkController::setRunning(bool r) {
+    if (m_running == r) return;
+    m_running = r;
+    emit runningChanged(r);
+}
+
+} // namespace mb::gui

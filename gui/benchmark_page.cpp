@@ -1,0 +1,197 @@
+// BenchmarkPage: the designer and editors feed a BenchmarkJob; the controller's data feeds the charts.
+#include "gui/benchmark_page.h"
+
+#include "gui/benchmark_charts.h"
+#include "gui/candidate_editor.h"
+#include "gui/workload_designer.h"
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace mb::gui {
+
+BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(parent), m_controller(engine) {
+    setObjectName(QStringLiteral("page.benchmark"));
+    auto* outer = new QHBoxLayout(this);
+
+    // Left: what to run.
+    auto* left = new QWidget;
+    auto* form = new QVBoxLayout(left);
+    m_designer = new WorkloadDesigner;
+    form->addWidget(m_designer);
+    m_a = new CandidateEditor(QStringLiteral("a"), tr("Candidate A"), false);
+    m_a->setObjectName(QStringLiteral("benchmark.candidate.a"));
+    m_a->setProfile(QStringLiteral("fast"));
+    m_b = new CandidateEditor(QStringLiteral("b"), tr("Candidate B"), false);
+    m_b->setObjectName(QStringLiteral("benchmark.candidate.b"));
+    m_b->setProfile(QStringLiteral("regular"));
+    form->addWidget(m_a);
+    form->addWidget(m_b);
+    auto* options = new QFormLayout;
+    m_prime = new QCheckBox(tr("Prime each shared prefix once before measuring"));
+    m_prime->setObjectName(QStringLiteral("benchmark.prime"));
+    m_prime->setChecked(true);
+    options->addRow(m_prime);
+    m_sloTtft = new QDoubleSpinBox;
+    m_sloTtft->setObjectName(QStringLiteral("benchmark.slo_ttft"));
+    m_sloTtft->setRange(0, 1e7);
+    m_sloTtft->setSpecialValueText(tr("none"));
+    m_sloTtft->setSuffix(tr(" ms"));
+    m_sloE2e = new QDoubleSpinBox;
+    m_sloE2e->setObjectName(QStringLiteral("benchmark.slo_e2e"));
+    m_sloE2e->setRange(0, 1e8);
+    m_sloE2e->setSpecialValueText(tr("none"));
+    m_sloE2e->setSuffix(tr(" ms"));
+    auto* slo = new QHBoxLayout;
+    slo->addWidget(m_sloTtft);
+    slo->addWidget(m_sloE2e);
+    options->addRow(tr("SLO TTFT / e2e"), slo);
+    m_name = new QLineEdit;
+    m_name->setObjectName(QStringLiteral("benchmark.name"));
+    m_name->setPlaceholderText(tr("run name (optional)"));
+    options->addRow(tr("Name"), m_name);
+    form->addLayout(options);
+    auto* buttons = new QHBoxLayout;
+    m_run = new QPushButton(tr("Run"));
+    m_run->setObjectName(QStringLiteral("benchmark.run"));
+    m_stop = new QPushButton(tr("Stop"));
+    m_stop->setObjectName(QStringLiteral("benchmark.stop"));
+    m_stop->setEnabled(false);
+    buttons->addWidget(m_run);
+    buttons->addWidget(m_stop);
+    form->addLayout(buttons);
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("benchmark.progress"));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    form->addWidget(m_progress);
+    m_eta = new QLabel;
+    m_eta->setObjectName(QStringLiteral("benchmark.eta"));
+    form->addWidget(m_eta);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("benchmark.status"));
+    m_status->setWordWrap(true);
+    form->addWidget(m_status);
+    form->addStretch(1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(left);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(600);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    // Right: what happens.
+    auto* right = new QSplitter(Qt::Vertical);
+    m_charts = new BenchmarkCharts;
+    right->addWidget(m_charts);
+    auto* table = new QTableView;
+    table->setObjectName(QStringLiteral("benchmark.summary"));
+    table->setModel(&m_summary);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table->verticalHeader()->hide();
+    right->addWidget(table);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 2);
+
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(scroll);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    outer->addWidget(split);
+
+    m_redraw.setInterval(200);
+    connect(&m_redraw, &QTimer::timeout, this, [this] {
+        if (m_dirty) redraw();
+    });
+    m_redraw.start();
+
+    connect(m_run, &QPushButton::clicked, this, &BenchmarkPage::run);
+    connect(m_stop, &QPushButton::clicked, this, [this] {
+        m_controller.stop();
+        m_status->setText(tr("Stopping: cancelling the requests in flight…"));
+    });
+    connect(&m_controller, &BenchmarkController::runningChanged, this, [this](bool running) {
+        m_run->setEnabled(!running);
+        m_stop->setEnabled(running);
+    });
+    connect(&m_controller, &BenchmarkController::dataChanged, this, [this] { m_dirty = true; });
+    connect(&m_controller, &BenchmarkController::progressChanged, this, [this](qint64 done, qint64 total, double eta) {
+        m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, total)));
+        m_progress->setValue(static_cast<int>(done));
+        m_eta->setText(done > 0 && done < total ? tr("%1 of %2 requests, about %3 s left").arg(done).arg(total).arg(eta, 0, 'f', 0)
+                                                : tr("%1 of %2 requests").arg(done).arg(total));
+    });
+    connect(&m_controller, &BenchmarkController::finished, this, [this](const JobOutcome& o) {
+        redraw();
+        std::vector<lab::RunSummary> s;
+        for (const auto& [label, summary] : o.summaries) s.push_back(summary);
+        QStringList n;
+        for (const auto& [label, name] : names()) n << name;
+        m_summary.setSummaries(s, n);
+        QString text = o.cancelled ? tr("Stopped; the partial run is kept.") : tr("Done.");
+        if (o.storedRunId > 0) text += tr(" Saved as run %1.").arg(o.storedRunId);
+        if (!o.saveError.isEmpty()) text += tr(" Not saved: %1").arg(o.saveError);
+        for (const auto& [label, failure] : o.failures)
+            text += tr("\n%1: %2 request(s) did not complete; the first: %3")
+                        .arg(QString::fromStdString(label).toUpper())
+                        .arg(failure.first)
+                        .arg(failure.second);
+        m_status->setText(text);
+        if (o.storedRunId > 0) emit runSaved(o.storedRunId);
+    });
+    connect(&m_controller, &BenchmarkController::failed, this,
+            [this](const QString& message) { m_status->setText(tr("Failed: %1").arg(message)); });
+}
+
+std::map<std::string, QString> BenchmarkPage::names() const {
+    return {{"a", tr("A %1").arg(m_a->spec().profile.section(QLatin1Char('/'), -1))},
+            {"b", tr("B %1").arg(m_b->spec().profile.section(QLatin1Char('/'), -1))}};
+}
+
+void BenchmarkPage::setModel(const QString& path) {
+    m_a->setModelPath(path);
+    m_b->setModelPath(path);
+}
+
+void BenchmarkPage::setThreads(int threads) {
+    m_a->setThreads(threads);
+    m_b->setThreads(threads);
+}
+
+void BenchmarkPage::setDevices(const QStringList& ids) {
+    m_a->setDevices(ids);
+    m_b->setDevices(ids);
+}
+
+void BenchmarkPage::run() {
+    BenchmarkJob job;
+    job.workload = m_designer->spec();
+    job.a = m_a->spec();
+    job.b = m_b->spec();
+    job.primePrefixes = m_prime->isChecked();
+    job.slo.ttftMs = m_sloTtft->value() > 0 ? m_sloTtft->value() : -1;
+    job.slo.e2eMs = m_sloE2e->value() > 0 ? m_sloE2e->value() : -1;
+    job.runName = m_name->text().trimmed();
+    job.dbPath = m_dbPath;
+    m_charts->clear();
+    m_summary.setSummaries({}, {});
+    m_status->setText(tr("Starting A (%1)…").arg(job.a.profile));
+    m_controller.start(job);
+}
+
+void BenchmarkPage::redraw() {
+    m_dirty = false;
+    m_charts->setInputs(m_controller.inputs(), names());
+}
+
+} // namespace mb::gui

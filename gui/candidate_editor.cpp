@@ -1,0 +1,133 @@
+// CandidateEditor: a form over CandidateSpec with file pickers for models and profiles.
+#include "gui/candidate_editor.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+
+namespace mb::gui {
+
+CandidateEditor::CandidateEditor(const QString& label, const QString& title, bool withSampling, QWidget* parent)
+    : QGroupBox(title, parent), m_label(label) {
+    setObjectName(QStringLiteral("candidate.") + label);
+    const QString prefix = objectName() + QLatin1Char('.');
+    auto* form = new QFormLayout(this);
+
+    m_model = new QComboBox;
+    m_model->setEditable(true);
+    m_model->setObjectName(prefix + QStringLiteral("model"));
+    m_model->setMinimumContentsLength(28);
+    m_model->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_model->lineEdit()->setPlaceholderText(tr("GGUF model file"));
+    auto* browse = new QPushButton(tr("…"));
+    browse->setToolTip(tr("Choose a GGUF model file"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Model"), QString(), tr("GGUF models (*.gguf)"));
+        if (!f.isEmpty()) setModelPath(f);
+    });
+    auto* modelRow = new QHBoxLayout;
+    modelRow->addWidget(m_model, 1);
+    modelRow->addWidget(browse);
+    form->addRow(tr("Model"), modelRow);
+
+    m_profile = new QComboBox;
+    m_profile->setEditable(true);
+    m_profile->setObjectName(prefix + QStringLiteral("profile"));
+    m_profile->addItems({QStringLiteral("fast"), QStringLiteral("regular")});
+    m_profile->setToolTip(tr("fast, regular, or a JSON profile file"));
+    auto* profileBrowse = new QPushButton(tr("…"));
+    profileBrowse->setToolTip(tr("Choose a JSON profile file"));
+    connect(profileBrowse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Profile"), QString(), tr("Profiles (*.json)"));
+        if (!f.isEmpty()) setProfile(f);
+    });
+    auto* profileRow = new QHBoxLayout;
+    profileRow->addWidget(m_profile, 1);
+    profileRow->addWidget(profileBrowse);
+    form->addRow(tr("Profile"), profileRow);
+
+    m_device = new QComboBox;
+    m_device->setObjectName(prefix + QStringLiteral("device"));
+    m_device->addItem(QStringLiteral("cpu"));
+    form->addRow(tr("Device"), m_device);
+
+    m_threads = new QSpinBox;
+    m_threads->setObjectName(prefix + QStringLiteral("threads"));
+    m_threads->setRange(1, 256);
+    form->addRow(tr("Threads"), m_threads);
+
+    if (withSampling) {
+        m_temperature = new QDoubleSpinBox;
+        m_temperature->setObjectName(prefix + QStringLiteral("temperature"));
+        m_temperature->setRange(0, 5);
+        m_temperature->setSingleStep(0.1);
+        m_temperature->setValue(0);
+        m_temperature->setToolTip(tr("0 = greedy"));
+        m_topK = new QSpinBox;
+        m_topK->setObjectName(prefix + QStringLiteral("top_k"));
+        m_topK->setRange(0, 100000);
+        m_topK->setValue(40);
+        m_topP = new QDoubleSpinBox;
+        m_topP->setObjectName(prefix + QStringLiteral("top_p"));
+        m_topP->setRange(0.01, 1);
+        m_topP->setSingleStep(0.05);
+        m_topP->setValue(0.95);
+        m_seed = new QSpinBox;
+        m_seed->setObjectName(prefix + QStringLiteral("seed"));
+        m_seed->setRange(0, 2147483647);
+        auto* row = new QHBoxLayout;
+        row->addWidget(m_temperature);
+        row->addWidget(m_topK);
+        row->addWidget(m_topP);
+        row->addWidget(m_seed);
+        form->addRow(tr("Temp / top-k / top-p / seed"), row);
+    }
+}
+
+CandidateSpec CandidateEditor::spec() const {
+    CandidateSpec s;
+    s.label = m_label;
+    s.modelPath = m_model->currentText().trimmed();
+    s.profile = m_profile->currentText().trimmed();
+    s.device = m_device->currentText();
+    s.threads = m_threads->value();
+    if (m_temperature) {
+        s.sampling.temperature = static_cast<float>(m_temperature->value());
+        s.sampling.topK = m_topK->value();
+        s.sampling.topP = static_cast<float>(m_topP->value());
+        s.sampling.seed = static_cast<uint64_t>(m_seed->value());
+    }
+    return s;
+}
+
+void CandidateEditor::setModelPath(const QString& path) {
+    addModelChoice(path);
+    m_model->setCurrentText(path);
+}
+
+void CandidateEditor::addModelChoice(const QString& path) {
+    if (path.isEmpty() || m_model->findText(path) >= 0) return;
+    m_model->insertItem(0, path);
+}
+
+void CandidateEditor::setProfile(const QString& profile) {
+    m_profile->setCurrentText(profile);
+}
+
+void CandidateEditor::setThreads(int threads) {
+    m_threads->setValue(threads);
+}
+
+void CandidateEditor::setDevices(const QStringList& ids) {
+    const QString current = m_device->currentText();
+    m_device->clear();
+    m_device->addItems(ids);
+    if (ids.contains(current)) m_device->setCurrentText(current);
+}
+
+} // namespace mb::gui

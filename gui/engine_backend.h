@@ -1,0 +1,54 @@
+// The engine as the GUI's controllers see it: verbs in, past-tense signals out, on the UI thread.
+#pragma once
+
+#include "gui/gui_types.h"
+
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+
+namespace mb::gui {
+
+using CancelFlag = std::shared_ptr<std::atomic<bool>>;
+
+// Lives on the UI thread. Verbs return at once; the work happens elsewhere (ThreadedEngine:
+// the engine thread) and every signal arrives queued on the UI thread, tagged with the job
+// id the verb was given so that a controller can drop results of a job it abandoned.
+// Cancellation is the atomic flag passed with the job: set it from any thread.
+// Tests substitute a fake that emits scripted signals.
+class EngineBackend : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+    ~EngineBackend() override = default;
+
+    // A job id no other controller of this backend uses (they all hear every signal).
+    qint64 newJobId() { return ++m_lastJobId; }
+
+    virtual void startPlayground(const PlaygroundJob& job, CancelFlag cancel) = 0;
+    virtual void startBenchmark(const BenchmarkJob& job, CancelFlag cancel) = 0;
+    virtual void inspectModel(qint64 jobId, const QString& path) = 0;
+    // Writes a synthetic model (random weights) of a preset; dtype "f32", "f16", "q8_0", "q4_0".
+    virtual void createModel(qint64 jobId, const QString& preset, const QString& dtype, quint64 seed,
+                             const QString& outPath, CancelFlag cancel) = 0;
+    // Rewrites a model at another precision: "f16", "q8_0", "q4_0", "mixed".
+    virtual void quantizeModel(qint64 jobId, const QString& inPath, const QString& target,
+                               const QString& outPath, CancelFlag cancel) = 0;
+
+signals:
+    void jobStarted(qint64 jobId);
+    void jobProgress(qint64 jobId, const QString& label, qint64 done, qint64 total, double elapsedMs);
+    void tokensReceived(qint64 jobId, const QString& label, const QVector<mb::gui::StreamedToken>& tokens);
+    void requestFinished(qint64 jobId, const QString& label, const mb::gui::RequestOutcome& outcome);
+    void dataReceived(qint64 jobId, const mb::gui::LiveBatch& batch);
+    void jobFinished(qint64 jobId, const mb::gui::JobOutcome& outcome);
+    void jobFailed(qint64 jobId, const QString& message);
+    void modelInspected(qint64 jobId, const mb::gui::ModelDescription& model);
+    void modelWritten(qint64 jobId, const QString& path);
+
+private:
+    qint64 m_lastJobId = 0;
+};
+
+} // namespace mb::gui

@@ -1,0 +1,314 @@
+// Playground and benchmark jobs on the engine thread: lab::runComparison with live callbacks.
+#include "gui/engine_worker.h"
+
+#include "db/sqlite_run_sink.h"
+#include "engine/gguf.h"
+#include "engine/quantize_model.h"
+#include "engine/synthetic_model.h"
+#include "engine/tokenizer.h"
+#include "engine/vocab.h"
+#include "gui/event_coalescer.h"
+#include "lab/comparison.h"
+#include "lab/environment.h"
+
+#include <QFileInfo>
+
+#include <chrono>
+#include <map>
+#include <memory>
+
+namespace mb::gui {
+
+namespace {
+
+lab::Candidate toCandidate(const CandidateSpec& spec) {
+    if (spec.modelPath.isEmpty()) throw std::runtime_error("candidate " + spec.label.toStdString() + ": no model chosen");
+    if (spec.device != QLatin1String("cpu"))
+        throw std::runtime_error("candidate " + spec.label.toStdString() + ": device " + spec.device.toStdString() +
+                                 " has no backend in this build; choose cpu");
+    if (const std::string why = spec.sampling.validate(); !why.empty())
+        throw std::runtime_error("candidate " + spec.label.toStdString() + ": " + why);
+    lab::Candidate c;
+    c.label = spec.label.toStdString();
+    c.modelPath = spec.modelPath.toStdString();
+    c.profile = engine::Profile::load(spec.profile.toStdString());
+    c.threads = std::max(1, spec.threads);
+    c.sampling = spec.sampling;
+    return c;
+}
+
+std::unique_ptr<engine::Tokenizer> tokenizerOf(const std::string& path) {
+    return engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(path)));
+}
+
+// Both candidates see the same token ids, so their models must share a vocabulary.
+void requireSameVocab(const lab::Candidate& a, const lab::Candidate& b) {
+    if (a.modelPath == b.modelPath) return;
+    const auto va = engine::Vocab::fromGguf(engine::GgufFile::open(a.modelPath));
+    const auto vb = engine::Vocab::fromGguf(engine::GgufFile::open(b.modelPath));
+    if (va.tokens != vb.tokens)
+        throw std::runtime_error("the two models have different vocabularies; a side-by-side run needs the same "
+                                 "tokenizer (for example two precisions of one model)");
+}
+
+lab::RunInfo runInfoFor(const QString& name, const std::vector<std::string>& tags, const lab::WorkloadSpec& spec,
+                        const std::vector<lab::Candidate>& candidates, nlohmann::ordered_json config) {
+    lab::RunInfo info;
+    info.name = name.toStdString();
+    info.tags = tags;
+    info.workloadJson = lab::toJson(spec).dump();
+    config["models"] = {{"a", candidates[0].modelPath}, {"b", candidates[1].modelPath}};
+    config["profiles"] = {{"a", candidates[0].profile.name}, {"b", candidates[1].profile.name}};
+    config["threads"] = candidates[0].threads;
+    config["source"] = "gui";
+    info.configJson = config.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    info.environmentJson =
+        lab::environmentJson(candidates[0].threads).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return info;
+}
+
+JobOutcome outcomeOf(const std::vector<lab::CandidateResult>& results, int64_t runId) {
+    JobOutcome out;
+    out.storedRunId = runId;
+    for (const auto& r : results) {
+        out.cancelled = out.cancelled || r.run.cancelled;
+        out.summaries.emplace_back(r.candidate.label, r.summary);
+        out.startupMs.emplace_back(r.candidate.label, r.startupMs);
+        qint64 failed = 0;
+        QString first;
+        for (const auto& rec : r.run.records) {
+            if (rec.status == lab::RequestStatus::Ok) continue;
+            if (failed++ == 0)
+                first = QStringLiteral("%1: %2").arg(QString::fromUtf8(lab::requestStatusName(rec.status)),
+                                                     QString::fromStdString(rec.error));
+        }
+        if (failed > 0) out.failures.push_back({r.candidate.label, {failed, first}});
+    }
+    return out;
+}
+
+RequestOutcome requestOutcome(const lab::RequestRecord& r) {
+    RequestOutcome o;
+    o.status = QString::fromUtf8(lab::requestStatusName(r.status));
+    o.error = QString::fromStdString(r.error);
+    o.promptTokens = r.promptTokens;
+    o.cachedTokens = r.cachedTokens;
+    o.truncatedTokens = r.truncatedTokens;
+    o.outputTokens = r.outputTokens;
+    o.ttftMs = r.ttftMs();
+    o.e2eMs = r.e2eMs();
+    o.tokens = r.tokens;
+    o.text = QString::fromUtf8(r.text.data(), static_cast<qsizetype>(r.text.size()));
+    return o;
+}
+
+// Opens the job's run store (none without a path); a store that cannot be opened leaves
+// the job running unsaved, with the reason in `saveError`.
+std::unique_ptr<db::SqliteRunSink> openSink(const QString& dbPath, QString& saveError) {
+    if (dbPath.isEmpty()) return nullptr;
+    try {
+        return std::make_unique<db::SqliteRunSink>(dbPath.toStdString());
+    } catch (const std::exception& e) {
+        saveError = QString::fromUtf8(e.what());
+        return nullptr;
+    }
+}
+
+// Runs the comparison, commits the store and gathers the outcome.
+JobOutcome runAndStore(const std::vector<lab::Candidate>& candidates, const std::vector<lab::WorkloadRequest>& requests,
+                       const lab::ComparisonOptions& opts, EventCoalescer& coalescer,
+                       std::unique_ptr<db::SqliteRunSink>& sink, const QString& saveError) {
+    int64_t runId = 0;
+    const auto results = lab::runComparison(candidates, requests, opts, &runId);
+    coalescer.flush();
+    sink.reset(); // joins the store thread: the run is committed
+    JobOutcome out = outcomeOf(results, runId);
+    out.saveError = saveError;
+    return out;
+}
+
+} // namespace
+
+ModelDescription describeModel(const QString& path) {
+    const engine::GgufFile f = engine::GgufFile::open(path.toStdString());
+    ModelDescription d;
+    d.path = path;
+    d.fileBytes = static_cast<qint64>(f.fileSize());
+    auto text = [&](const char* key) {
+        const engine::GgufValue* v = f.find(key);
+        return v && v->type == engine::GgufValueType::String ? QString::fromStdString(v->asString()) : QString();
+    };
+    d.architecture = text("general.architecture");
+    d.name = text("general.name");
+    try {
+        const auto c = engine::LlamaConfig::fromGguf(f);
+        d.shape = QStringLiteral("dim %1, layers %2, heads %3/%4, ffn %5, vocab %6, context %7")
+                      .arg(c.dim).arg(c.layers).arg(c.heads).arg(c.kvHeads).arg(c.ffnDim).arg(c.vocabSize)
+                      .arg(c.contextLength);
+    } catch (const std::exception& e) {
+        d.shape = QStringLiteral("not a llama model this engine runs: %1").arg(QString::fromUtf8(e.what()));
+    }
+    std::map<std::string, qint64> byType;
+    for (const auto& t : f.tensors()) {
+        d.parameters += static_cast<qint64>(t.elements());
+        QStringList dims;
+        for (uint64_t n : t.shape) dims << QString::number(n);
+        const std::string type(kernels::tensorTypeName(t.type));
+        d.tensors.push_back({QString::fromStdString(t.name), QString::fromStdString(type), dims.join(QLatin1Char('x')),
+                             static_cast<qint64>(t.bytes)});
+        byType[type] += static_cast<qint64>(t.bytes);
+    }
+    for (const auto& [type, bytes] : byType) d.bytesByType.emplace_back(QString::fromStdString(type), bytes);
+    return d;
+}
+
+void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& cancel) {
+    emit jobStarted(job.jobId);
+    try {
+        if (job.prompt.trimmed().isEmpty()) throw std::runtime_error("the prompt is empty");
+        if (job.maxTokens < 1) throw std::runtime_error("max tokens must be at least 1");
+        const std::vector<lab::Candidate> candidates{toCandidate(job.a), toCandidate(job.b)};
+        requireSameVocab(candidates[0], candidates[1]);
+        const auto tokenizer = tokenizerOf(candidates[0].modelPath);
+        lab::WorkloadRequest request;
+        request.prompt = tokenizer->encode(job.prompt.toStdString(), tokenizer->vocab().addBos);
+        request.maxTokens = job.maxTokens;
+
+        const qint64 id = job.jobId;
+        EventCoalescer coalescer([this, id](CoalescedBatch&& b) {
+            for (auto& [label, tokens] : b.tokens) emit tokensReceived(id, QString::fromStdString(label), tokens);
+            for (auto& [label, outcome] : b.outcomes) emit requestFinished(id, QString::fromStdString(label), outcome);
+        });
+        lab::ComparisonOptions opts;
+        opts.concurrent = job.concurrent;
+        opts.run.cancel = cancel.get();
+        opts.run.sampleIntervalMs = 50;
+        opts.onEvent = [&coalescer](const std::string& label, const lab::RequestRecord& r, const engine::RequestEvent& e) {
+            if (e.kind != engine::EventKind::Token) return;
+            coalescer.addToken(label, {e.token, QString::fromUtf8(e.text.data(), static_cast<qsizetype>(e.text.size())),
+                                       r.tokenTimesMs.back() - r.submittedMs});
+        };
+        opts.onRecord = [&coalescer](const std::string& label, const lab::RequestRecord& r) {
+            coalescer.addOutcome(label, requestOutcome(r));
+        };
+        opts.onSample = [&coalescer](const std::string&, const lab::StatsSample&) { coalescer.flush(); };
+        QString saveError;
+        std::unique_ptr<db::SqliteRunSink> sink = openSink(job.dbPath, saveError);
+        lab::WorkloadSpec spec;
+        spec.name = "playground";
+        spec.requests = 1;
+        if (sink) {
+            opts.sink = sink.get();
+            const QString firstLine = job.prompt.section(QLatin1Char('\n'), 0, 0).left(40);
+            opts.runInfo = runInfoFor(QStringLiteral("playground: %1").arg(firstLine), {"playground"}, spec, candidates,
+                                      {{"prompt", job.prompt.toStdString()},
+                                       {"max_tokens", job.maxTokens},
+                                       {"concurrent", job.concurrent}});
+        }
+        emit jobFinished(id, runAndStore(candidates, {request}, opts, coalescer, sink, saveError));
+    } catch (const std::exception& e) {
+        emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cancel) {
+    emit jobStarted(job.jobId);
+    try {
+        if (const std::string why = job.workload.validate(); !why.empty()) throw std::runtime_error("workload: " + why);
+        const std::vector<lab::Candidate> candidates{toCandidate(job.a), toCandidate(job.b)};
+        requireSameVocab(candidates[0], candidates[1]);
+        const auto tokenizer = tokenizerOf(candidates[0].modelPath);
+        const auto requests = lab::buildWorkload(job.workload, lab::tokenSpaceFor(*tokenizer));
+
+        const qint64 id = job.jobId;
+        EventCoalescer coalescer([this, id](CoalescedBatch&& b) {
+            if (!b.data.empty()) emit dataReceived(id, b.data);
+        });
+        lab::ComparisonOptions opts;
+        opts.run.arrival = job.workload.arrival;
+        opts.run.sampling = job.a.sampling;
+        opts.run.cancel = cancel.get();
+        opts.run.sampleIntervalMs = 50;
+        opts.slo = job.slo;
+        if (job.workload.sharedPrefix.groups > 0 && job.primePrefixes)
+            opts.primers = lab::prefixPrimers(requests, job.workload.sharedPrefix.prefixTokens);
+        // Progress comes after every submit: at most 20 updates a second reach the UI.
+        auto lastProgress = std::chrono::steady_clock::time_point{};
+        opts.onProgress = [this, id, &lastProgress](const std::string& label, const lab::RunProgress& p) {
+            const auto now = std::chrono::steady_clock::now();
+            if (p.done != p.total && now - lastProgress < std::chrono::milliseconds(50)) return;
+            lastProgress = now;
+            emit jobProgress(id, QString::fromStdString(label), p.done, p.total, p.elapsedMs);
+        };
+        opts.onRecord = [&coalescer](const std::string& label, const lab::RequestRecord& r) {
+            coalescer.addRecord(label, r);
+        };
+        opts.onSample = [&coalescer](const std::string& label, const lab::StatsSample& s) { coalescer.addSample(label, s); };
+        QString saveError;
+        std::unique_ptr<db::SqliteRunSink> sink = openSink(job.dbPath, saveError);
+        if (sink) {
+            opts.sink = sink.get();
+            const QString name = job.runName.isEmpty()
+                                     ? QStringLiteral("%1 vs %2, %3")
+                                           .arg(QString::fromStdString(candidates[0].profile.name),
+                                                QString::fromStdString(candidates[1].profile.name),
+                                                QString::fromStdString(job.workload.name))
+                                     : job.runName;
+            opts.runInfo = runInfoFor(name, {}, job.workload, candidates,
+                                      {{"primers", opts.primers.size()},
+                                       {"slo", {{"ttft_ms", job.slo.ttftMs}, {"e2e_ms", job.slo.e2eMs}}}});
+        }
+        emit jobFinished(id, runAndStore(candidates, requests, opts, coalescer, sink, saveError));
+    } catch (const std::exception& e) {
+        emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::inspectModel(qint64 jobId, const QString& path) {
+    try {
+        emit modelInspected(jobId, describeModel(path));
+    } catch (const std::exception& e) {
+        emit jobFailed(jobId, QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::createModel(qint64 jobId, const QString& preset, const QString& dtype, quint64 seed,
+                               const QString& outPath, const CancelFlag& cancel) {
+    emit jobStarted(jobId);
+    try {
+        const auto p = engine::findSyntheticPreset(preset.toStdString());
+        if (!p) throw std::runtime_error("unknown preset '" + preset.toStdString() + "'");
+        const auto type = kernels::tensorTypeFromName(dtype.toStdString());
+        if (!type || *type == kernels::TensorType::BF16)
+            throw std::runtime_error("unknown weight type '" + dtype.toStdString() + "' (f32, f16, q8_0 or q4_0)");
+        if (outPath.isEmpty()) throw std::runtime_error("no output file chosen");
+        engine::writeSyntheticModel(*p, *type, seed, outPath.toStdString(), [&](double f) {
+            emit jobProgress(jobId, QStringLiteral("create"), static_cast<qint64>(f * 1000), 1000, 0);
+            return !cancel->load();
+        });
+        emit modelWritten(jobId, outPath);
+    } catch (const std::exception& e) {
+        emit jobFailed(jobId, cancel->load() ? QStringLiteral("cancelled") : QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
+                                 const CancelFlag& cancel) {
+    emit jobStarted(jobId);
+    try {
+        const auto t = engine::quantizeTargetFromName(target.toStdString());
+        if (!t) throw std::runtime_error("unknown target '" + target.toStdString() + "' (f16, q8_0, q4_0 or mixed)");
+        if (outPath.isEmpty()) throw std::runtime_error("no output file chosen");
+        if (QFileInfo(inPath).absoluteFilePath() == QFileInfo(outPath).absoluteFilePath())
+            throw std::runtime_error("the output file must differ from the input");
+        engine::quantizeModel(inPath.toStdString(), outPath.toStdString(), *t, [&](double f) {
+            emit jobProgress(jobId, QStringLiteral("quantize"), static_cast<qint64>(f * 1000), 1000, 0);
+            return !cancel->load();
+        });
+        emit modelWritten(jobId, outPath);
+    } catch (const std::exception& e) {
+        emit jobFailed(jobId, cancel->load() ? QStringLiteral("cancelled") : QString::fromUtf8(e.what()));
+    }
+}
+
+} // namespace mb::gui

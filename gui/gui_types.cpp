@@ -1,0 +1,23 @@
+// Metatype registration for the values of gui_types.h.
+#include "gui/gui_types.h"
+
+#include "gui/store_worker.h"
+
+namespace mb::gui {
+
+void registerGuiTypes() {
+    qRegisterMetaType<PlaygroundJob>();
+    qRegisterMetaType<BenchmarkJob>();
+    qRegisterMetaType<RequestOutcome>();
+    qRegisterMetaType<LiveBatch>();
+    qRegisterMetaType<JobOutcome>();
+    qRegisterMetaType<ModelDescription>();
+    qRegisterMetaType<StreamedToken>();
+    qRegisterMetaType<QVector<StreamedToken>>();
+    qRegisterMetaType<RunListingList>();
+    qRegisterMetaType<db::StoredRun>();
+    qRegisterMetaType<db::RunDiff>();
+    qRegisterMetaType<db::RunFilter>();
+}
+
+} // namespace mb::gui

@@ -1,0 +1,111 @@
+// Values that cross the GUI's threads in queued signals: jobs in, streamed batches and outcomes out.
+#pragma once
+
+#include "engine/sampler.h"
+#include "lab/metrics.h"
+#include "lab/request_record.h"
+#include "lab/workload.h"
+
+#include <QMetaType>
+#include <QString>
+#include <QVector>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mb::gui {
+
+// One side of a comparison as a person chose it in a candidate editor.
+struct CandidateSpec {
+    QString label = QStringLiteral("a"); // "a", "b"
+    QString modelPath;
+    QString profile = QStringLiteral("fast"); // "fast", "regular" or a JSON profile file
+    QString device = QStringLiteral("cpu");   // "cpu" (the CPU engine is the only backend today)
+    int threads = 1;
+    engine::SamplerParams sampling{.temperature = 0.0f}; // greedy by default
+};
+
+// Playground: one prompt, two candidates.
+struct PlaygroundJob {
+    qint64 jobId = 0;
+    QString prompt;
+    int maxTokens = 64;
+    CandidateSpec a, b;
+    bool concurrent = false; // true: both at once (a visual race); false: A then B (fair timing)
+    QString dbPath;          // where the run is saved; empty: not saved
+};
+
+// Benchmark: one workload, two candidates.
+struct BenchmarkJob {
+    qint64 jobId = 0;
+    lab::WorkloadSpec workload;
+    CandidateSpec a, b;
+    bool primePrefixes = true; // one unrecorded primer per shared-prefix group
+    lab::Slo slo;
+    QString runName;
+    QString dbPath; // empty: not saved
+};
+
+// Tokens of one candidate, coalesced (about every 16 ms).
+struct StreamedToken {
+    int32_t id = -1;
+    QString text;      // the text this token completed (may be empty mid-UTF-8)
+    double msSinceSubmit = 0;
+};
+
+// What a finished playground request reports.
+struct RequestOutcome {
+    QString status;  // "ok", "error", "cancelled", "rejected"
+    QString error;
+    qint64 promptTokens = 0, cachedTokens = 0, truncatedTokens = 0, outputTokens = 0;
+    double ttftMs = -1, e2eMs = -1;
+    std::vector<int32_t> tokens;
+    QString text;
+};
+
+// Benchmark data that arrived since the last batch, per candidate label.
+struct LiveBatch {
+    std::vector<std::pair<std::string, lab::RequestRecord>> records;
+    std::vector<std::pair<std::string, lab::StatsSample>> samples;
+    bool empty() const { return records.empty() && samples.empty(); }
+};
+
+// The end of a benchmark or playground job.
+struct JobOutcome {
+    qint64 storedRunId = 0; // 0 when not saved
+    bool cancelled = false;
+    std::vector<std::pair<std::string, lab::RunSummary>> summaries; // per label
+    std::vector<std::pair<std::string, double>> startupMs;          // per label
+    // Per label: how many requests did not end ok, and the first one's message.
+    std::vector<std::pair<std::string, std::pair<qint64, QString>>> failures;
+    QString saveError; // the store failed; the results are still shown
+};
+
+// A model file as the Models page shows it.
+struct ModelDescription {
+    QString path;
+    qint64 fileBytes = 0;
+    QString architecture, name;
+    QString shape;       // "dim 288, layers 6, heads 6/6, ffn 768, vocab 32000, context 256"
+    qint64 parameters = 0;
+    struct Tensor {
+        QString name, type, shape;
+        qint64 bytes = 0;
+    };
+    std::vector<Tensor> tensors;
+    std::vector<std::pair<QString, qint64>> bytesByType; // "f16" -> bytes
+};
+
+// Registers the types above for queued connections; call once before any thread starts.
+void registerGuiTypes();
+
+} // namespace mb::gui
+
+Q_DECLARE_METATYPE(mb::gui::PlaygroundJob)
+Q_DECLARE_METATYPE(mb::gui::BenchmarkJob)
+Q_DECLARE_METATYPE(mb::gui::RequestOutcome)
+Q_DECLARE_METATYPE(mb::gui::LiveBatch)
+Q_DECLARE_METATYPE(mb::gui::JobOutcome)
+Q_DECLARE_METATYPE(mb::gui::ModelDescription)
+Q_DECLARE_METATYPE(mb::gui::StreamedToken)

@@ -1,0 +1,179 @@
+// MainWindow: pages in a stack, settings applied to them, the store opened from the settings.
+#include "gui/main_window.h"
+
+#include "engine/devices.h"
+#include "gui/benchmark_page.h"
+#include "gui/history_page.h"
+#include "gui/models_page.h"
+#include "gui/pending_page.h"
+#include "gui/playground_page.h"
+#include "gui/settings_page.h"
+#include "gui/threaded_engine.h"
+
+#include <QLabel>
+#include <QListWidget>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+
+namespace mb::gui {
+
+namespace {
+
+struct PageInfo {
+    const char* key;
+    const char* title;
+};
+const PageInfo kPages[] = {{"playground", "Playground"}, {"benchmark", "Benchmark"}, {"history", "History"},
+                           {"models", "Models"},         {"selection", "Selection"}, {"migration", "Migration"},
+                           {"report", "Report"},         {"settings", "Settings"}};
+
+QStringList deviceIds() {
+    QStringList ids;
+    for (const auto& d : engine::listDevices().devices) ids << QString::fromStdString(d.id);
+    return ids;
+}
+
+} // namespace
+
+QStringList MainWindow::pageKeys() {
+    QStringList keys;
+    for (const auto& p : kPages) keys << QString::fromLatin1(p.key);
+    return keys;
+}
+
+MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidget* parent)
+    : QMainWindow(parent), m_settings(settings) {
+    setWindowTitle(tr("ModeBench"));
+    if (!engine) {
+        m_ownedEngine = std::make_unique<ThreadedEngine>();
+        engine = m_ownedEngine.get();
+    }
+    m_engine = engine;
+    m_store = new StoreClient(this);
+
+    m_nav = new QListWidget;
+    m_nav->setObjectName(QStringLiteral("nav"));
+    m_nav->setFixedWidth(150);
+    m_stack = new QStackedWidget;
+    m_playground = new PlaygroundPage(m_engine);
+    m_benchmark = new BenchmarkPage(m_engine);
+    m_history = new HistoryPage(m_store);
+    m_models = new ModelsPage(m_engine);
+    m_settingsPage = new SettingsPage;
+    const QString pending = tr("<p>The selection framework (its four rules, the weighted score, the cost model and "
+                               "the decision trace) is not built yet; this page fills in when it lands.</p>");
+    for (const auto& p : kPages) {
+        const QString key = QString::fromLatin1(p.key);
+        QWidget* w = nullptr;
+        if (key == QLatin1String("playground")) w = m_playground;
+        else if (key == QLatin1String("benchmark")) w = m_benchmark;
+        else if (key == QLatin1String("history")) w = m_history;
+        else if (key == QLatin1String("models")) w = m_models;
+        else if (key == QLatin1String("settings")) w = m_settingsPage;
+        else if (key == QLatin1String("selection"))
+            w = new PendingPage(key, tr("Selection"), pending);
+        else if (key == QLatin1String("migration"))
+            w = new PendingPage(key, tr("Migration"),
+                                tr("<p>The migration flowchart (nodes A–I, the I→F loop and the rollback path) "
+                                   "is not built yet.</p><p>What exists today: the Benchmark page measures the two "
+                                   "modes on your workload, and History keeps every run.</p>"));
+        else
+            w = new PendingPage(key, tr("Report"),
+                                tr("<p>HTML, PDF and Markdown selection reports are not built yet.</p><p>What exists "
+                                   "today: History → Export writes any stored run as its JSON document or as one CSV "
+                                   "row per request.</p>"));
+        m_stack->addWidget(w);
+        m_nav->addItem(tr(p.title));
+    }
+    connect(m_nav, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
+    m_nav->setCurrentRow(0);
+
+    auto* split = new QSplitter;
+    split->addWidget(m_nav);
+    split->addWidget(m_stack);
+    split->setStretchFactor(1, 1);
+    setCentralWidget(split);
+    m_storeLabel = new QLabel;
+    m_modelLabel = new QLabel;
+    statusBar()->addWidget(m_modelLabel, 1);
+    statusBar()->addPermanentWidget(m_storeLabel);
+
+    const QStringList devices = deviceIds();
+    m_playground->setDevices(devices);
+    m_benchmark->setDevices(devices);
+    m_settingsPage->setDevices(devices);
+
+    connect(m_playground, &PlaygroundPage::modelsPageRequested, this, [this] { showPage(QStringLiteral("models")); });
+    connect(m_playground, &PlaygroundPage::runSaved, m_history, &HistoryPage::refresh);
+    connect(m_benchmark, &BenchmarkPage::runSaved, m_history, &HistoryPage::refresh);
+    connect(m_models, &ModelsPage::modelChosen, this, [this](const QString& path) {
+        useModel(path);
+        m_settings.defaultModel = path;
+        m_settings.save();
+        m_settingsPage->setSettings(m_settings);
+    });
+    connect(m_settingsPage, &SettingsPage::settingsSaved, this, &MainWindow::applySettings);
+    connect(m_store, &StoreClient::opened, this, [this](qint64 id, const QString& path) {
+        if (id != m_openRequest) return;
+        m_storeLabel->setText(tr("Runs: %1").arg(path));
+        m_settingsPage->setStoreStatus(tr("Open: %1").arg(path), false);
+        emit storeReady(path);
+    });
+    connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
+        if (id != m_openRequest) return;
+        m_storeLabel->setText(tr("No run database"));
+        m_settingsPage->setStoreStatus(tr("The run database cannot be opened: %1. Runs are not saved until another "
+                                          "path is chosen here.")
+                                           .arg(message),
+                                       true);
+        m_playground->setDatabasePath({});
+        m_benchmark->setDatabasePath({});
+        emit storeFailed(message);
+    });
+
+    m_settingsPage->setSettings(m_settings);
+    applySettings(m_settings);
+}
+
+MainWindow::~MainWindow() = default;
+
+bool MainWindow::showPage(const QString& key) {
+    const int i = static_cast<int>(pageKeys().indexOf(key));
+    if (i < 0) return false;
+    m_nav->setCurrentRow(i);
+    return true;
+}
+
+QWidget* MainWindow::page(const QString& key) const {
+    const int i = static_cast<int>(pageKeys().indexOf(key));
+    return i < 0 ? nullptr : m_stack->widget(i);
+}
+
+void MainWindow::useModel(const QString& path) {
+    m_playground->setModel(path);
+    m_benchmark->setModel(path);
+    if (m_models->currentPath() != path) m_models->inspect(path);
+    m_modelLabel->setText(tr("Model: %1").arg(path));
+}
+
+void MainWindow::applySettings(const AppSettings& settings) {
+    m_settings = settings;
+    const int threads = settings.effectiveThreads();
+    m_playground->setThreads(threads);
+    m_benchmark->setThreads(threads);
+    QString error;
+    const QString db = settings.effectiveDatabasePath(&error);
+    if (db.isEmpty()) {
+        m_storeLabel->setText(tr("No run database"));
+        m_settingsPage->setStoreStatus(error, true);
+    } else {
+        // Runs are written by the engine thread's sink only once the store opened fine here.
+        m_playground->setDatabasePath(db);
+        m_benchmark->setDatabasePath(db);
+        m_openRequest = m_store->open(db);
+    }
+    if (!settings.defaultModel.isEmpty()) useModel(settings.defaultModel);
+}
+
+} // namespace mb::gui

@@ -1,0 +1,221 @@
+// ModelsPage: model files in, descriptions out, through the engine thread.
+#include "gui/models_page.h"
+
+#include "engine/synthetic_model.h"
+
+#include <QComboBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace mb::gui {
+
+ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent), m_engine(engine) {
+    setObjectName(QStringLiteral("page.models"));
+    setAcceptDrops(true);
+    auto* layout = new QVBoxLayout(this);
+
+    auto* top = new QHBoxLayout;
+    auto* open = new QPushButton(tr("Open GGUF…"));
+    open->setObjectName(QStringLiteral("models.open"));
+    top->addWidget(open);
+    top->addWidget(new QLabel(tr("or drop a .gguf file here")));
+    top->addStretch(1);
+    m_use = new QPushButton(tr("Use this model"));
+    m_use->setObjectName(QStringLiteral("models.use"));
+    m_use->setEnabled(false);
+    m_use->setToolTip(tr("Make it the model of the Playground and Benchmark pages and the default"));
+    top->addWidget(m_use);
+    layout->addLayout(top);
+
+    auto* make = new QGroupBox(tr("Create a synthetic model (random weights: meaningless text, real timing)"));
+    auto* makeRow = new QHBoxLayout(make);
+    m_preset = new QComboBox;
+    m_preset->setObjectName(QStringLiteral("models.preset"));
+    for (const auto& p : engine::syntheticPresets())
+        m_preset->addItem(QStringLiteral("%1 (%2 M parameters)")
+                              .arg(QString::fromStdString(p.name))
+                              .arg(static_cast<double>(engine::syntheticParameterCount(p)) / 1e6, 0, 'f', 1),
+                          QString::fromStdString(p.name));
+    m_dtype = new QComboBox;
+    m_dtype->setObjectName(QStringLiteral("models.dtype"));
+    m_dtype->addItems({QStringLiteral("f16"), QStringLiteral("q8_0"), QStringLiteral("q4_0"), QStringLiteral("f32")});
+    m_seed = new QSpinBox;
+    m_seed->setObjectName(QStringLiteral("models.seed"));
+    m_seed->setRange(0, 2147483647);
+    m_seed->setValue(1);
+    m_create = new QPushButton(tr("Create…"));
+    m_create->setObjectName(QStringLiteral("models.create"));
+    makeRow->addWidget(new QLabel(tr("Preset")));
+    makeRow->addWidget(m_preset, 1);
+    makeRow->addWidget(new QLabel(tr("Weights")));
+    makeRow->addWidget(m_dtype);
+    makeRow->addWidget(new QLabel(tr("Seed")));
+    makeRow->addWidget(m_seed);
+    makeRow->addWidget(m_create);
+    layout->addWidget(make);
+
+    auto* quant = new QGroupBox(tr("Quantise the open model"));
+    auto* quantRow = new QHBoxLayout(quant);
+    m_target = new QComboBox;
+    m_target->setObjectName(QStringLiteral("models.quantize_target"));
+    m_target->addItems({QStringLiteral("q8_0"), QStringLiteral("q4_0"), QStringLiteral("f16"), QStringLiteral("mixed")});
+    m_quantize = new QPushButton(tr("Quantise…"));
+    m_quantize->setObjectName(QStringLiteral("models.quantize"));
+    m_quantize->setEnabled(false);
+    quantRow->addWidget(new QLabel(tr("Target")));
+    quantRow->addWidget(m_target);
+    quantRow->addStretch(1);
+    quantRow->addWidget(m_quantize);
+    layout->addWidget(quant);
+
+    auto* progressRow = new QHBoxLayout;
+    m_progress = new QProgressBar;
+    m_progress->setObjectName(QStringLiteral("models.progress"));
+    m_progress->setRange(0, 1000);
+    m_progress->setVisible(false);
+    m_cancelButton = new QPushButton(tr("Cancel"));
+    m_cancelButton->setObjectName(QStringLiteral("models.cancel"));
+    m_cancelButton->setVisible(false);
+    progressRow->addWidget(m_progress, 1);
+    progressRow->addWidget(m_cancelButton);
+    layout->addLayout(progressRow);
+
+    m_error = new QLabel;
+    m_error->setObjectName(QStringLiteral("models.error"));
+    m_error->setStyleSheet(QStringLiteral("color:#c0392b"));
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_error);
+    m_info = new QLabel(tr("No model open. Open a GGUF file, drop one here, or create a synthetic model."));
+    m_info->setObjectName(QStringLiteral("models.info"));
+    m_info->setWordWrap(true);
+    m_info->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_info);
+    auto* table = new QTableView;
+    table->setObjectName(QStringLiteral("models.tensors"));
+    table->setModel(&m_tensors);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    table->verticalHeader()->hide();
+    layout->addWidget(table, 1);
+
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Open model"), QString(), tr("GGUF models (*.gguf)"));
+        if (!f.isEmpty()) inspect(f);
+    });
+    connect(m_use, &QPushButton::clicked, this, [this] {
+        if (!m_path.isEmpty()) emit modelChosen(m_path);
+    });
+    connect(m_create, &QPushButton::clicked, this, [this] {
+        const QString preset = m_preset->currentData().toString();
+        const QString f = QFileDialog::getSaveFileName(
+            this, tr("Create synthetic model"), QStringLiteral("%1-%2.gguf").arg(preset, m_dtype->currentText()),
+            tr("GGUF models (*.gguf)"));
+        if (!f.isEmpty()) createSynthetic(preset, m_dtype->currentText(), static_cast<quint64>(m_seed->value()), f);
+    });
+    connect(m_quantize, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getSaveFileName(
+            this, tr("Quantise model"),
+            QStringLiteral("%1-%2.gguf").arg(QFileInfo(m_path).completeBaseName(), m_target->currentText()),
+            tr("GGUF models (*.gguf)"));
+        if (!f.isEmpty()) quantize(m_target->currentText(), f);
+    });
+    connect(m_cancelButton, &QPushButton::clicked, this, [this] {
+        if (m_cancel) m_cancel->store(true);
+    });
+
+    connect(engine, &EngineBackend::modelInspected, this, [this](qint64 id, const ModelDescription& d) {
+        if (id != m_inspectJob) return;
+        m_path = d.path;
+        m_tensors.setModel(d);
+        QStringList types;
+        for (const auto& [type, bytes] : d.bytesByType) types << QStringLiteral("%1 %2").arg(type, formatBytes(bytes));
+        m_info->setText(tr("<b>%1</b><br>%2 %3<br>%4<br>%5 M parameters, file %6; tensors: %7")
+                            .arg(d.path.toHtmlEscaped(), d.architecture.toHtmlEscaped(), d.name.toHtmlEscaped(),
+                                 d.shape.toHtmlEscaped())
+                            .arg(static_cast<double>(d.parameters) / 1e6, 0, 'f', 2)
+                            .arg(formatBytes(d.fileBytes), types.join(QStringLiteral(", "))));
+        m_error->clear();
+        m_use->setEnabled(true);
+        m_quantize->setEnabled(m_longJob == 0);
+        emit modelInspected(d.path);
+    });
+    connect(engine, &EngineBackend::jobProgress, this, [this](qint64 id, const QString&, qint64 done, qint64 total, double) {
+        if (id != m_longJob) return;
+        m_progress->setRange(0, static_cast<int>(total));
+        m_progress->setValue(static_cast<int>(done));
+    });
+    connect(engine, &EngineBackend::modelWritten, this, [this](qint64 id, const QString& path) {
+        if (id != m_longJob) return;
+        endLongJob();
+        inspect(path);
+    });
+    connect(engine, &EngineBackend::jobFailed, this, [this](qint64 id, const QString& message) {
+        if (id == m_inspectJob) {
+            m_error->setText(tr("Cannot load this model: %1").arg(message));
+            emit inspectFailed(message);
+        } else if (id == m_longJob) {
+            endLongJob();
+            m_error->setText(message == QLatin1String("cancelled") ? tr("Cancelled; no file was left behind.")
+                                                                   : tr("Failed: %1").arg(message));
+        }
+    });
+}
+
+void ModelsPage::inspect(const QString& path) {
+    m_inspectJob = m_engine->newJobId();
+    m_engine->inspectModel(m_inspectJob, path);
+}
+
+void ModelsPage::startLongJob(const QString& what) {
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_longJob = m_engine->newJobId();
+    m_progress->setValue(0);
+    m_progress->setFormat(what + QStringLiteral(" %p%"));
+    m_progress->setVisible(true);
+    m_cancelButton->setVisible(true);
+    m_create->setEnabled(false);
+    m_quantize->setEnabled(false);
+    m_error->clear();
+}
+
+void ModelsPage::endLongJob() {
+    m_longJob = 0;
+    m_progress->setVisible(false);
+    m_cancelButton->setVisible(false);
+    m_create->setEnabled(true);
+    m_quantize->setEnabled(!m_path.isEmpty());
+}
+
+void ModelsPage::createSynthetic(const QString& preset, const QString& dtype, quint64 seed, const QString& outPath) {
+    startLongJob(tr("Creating"));
+    m_engine->createModel(m_longJob, preset, dtype, seed, outPath, m_cancel);
+}
+
+void ModelsPage::quantize(const QString& target, const QString& outPath) {
+    if (m_path.isEmpty()) return;
+    startLongJob(tr("Quantising"));
+    m_engine->quantizeModel(m_longJob, m_path, target, outPath, m_cancel);
+}
+
+void ModelsPage::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void ModelsPage::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) inspect(urls.front().toLocalFile());
+}
+
+} // namespace mb::gui

@@ -1,0 +1,145 @@
+// The screenshot driver: page-specific preparation, waiting on signals, QWidget::grab.
+#include "gui/screenshot.h"
+
+#include "gui/benchmark_page.h"
+#include "gui/history_page.h"
+#include "gui/main_window.h"
+#include "gui/models_page.h"
+#include "gui/playground_page.h"
+#include "gui/workload_designer.h"
+
+#include <QApplication>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <cstdio>
+
+namespace mb::gui {
+
+namespace {
+
+// Runs the event loop until `done` is called or the timeout passes; true when done.
+template <typename Setup> bool waitFor(int timeoutMs, Setup setup) {
+    QEventLoop loop;
+    bool finished = false;
+    QTimer timer;
+    timer.setSingleShot(true);
+    QObject::connect(&timer, &QTimer::timeout, &loop, &QEventLoop::quit);
+    auto done = [&] {
+        finished = true;
+        loop.quit();
+    };
+    std::vector<QMetaObject::Connection> connections = setup(done);
+    timer.start(timeoutMs);
+    if (!finished) loop.exec();
+    for (auto& c : connections) QObject::disconnect(c);
+    return finished;
+}
+
+void fail(const QString& message) {
+    std::fprintf(stderr, "modebench: screenshot: %s\n", message.toLocal8Bit().constData());
+}
+
+} // namespace
+
+int takeScreenshot(MainWindow& window, const QString& page, const QString& file, int timeoutMs) {
+    if (!MainWindow::pageKeys().contains(page)) {
+        fail(QStringLiteral("unknown page '%1' (one of %2)").arg(page, MainWindow::pageKeys().join(QStringLiteral(", "))));
+        return 1;
+    }
+    window.resize(1500, 950);
+    window.show();
+    window.showPage(page);
+    QString error;
+    // The store opens asynchronously at start; History needs it (a failure shows on the page).
+    if (window.store()->path().isEmpty())
+        waitFor(timeoutMs, [&](auto done) {
+            return std::vector{QObject::connect(&window, &MainWindow::storeReady, done),
+                               QObject::connect(&window, &MainWindow::storeFailed, done)};
+        });
+    bool ok = true;
+    if (page == QLatin1String("playground") || page == QLatin1String("benchmark") || page == QLatin1String("models")) {
+        if (window.models()->currentPath().isEmpty() &&
+            !waitFor(timeoutMs, [&](auto done) {
+                return std::vector{QObject::connect(window.models(), &ModelsPage::modelInspected, done),
+                                   QObject::connect(window.models(), &ModelsPage::inspectFailed,
+                                                    [&, done](const QString& m) {
+                                                        error = m;
+                                                        done();
+                                                    })};
+            })) {
+            fail(QStringLiteral("no model: pass --model FILE or set a default model"));
+            return 1;
+        }
+        if (!error.isEmpty()) {
+            fail(error);
+            return 1;
+        }
+    }
+    if (page == QLatin1String("playground")) {
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto& c = window.playground()->controller();
+            auto conns = std::vector{QObject::connect(&c, &PlaygroundController::finished, done),
+                                     QObject::connect(&c, &PlaygroundController::failed, [&, done](const QString& m) {
+                                         error = m;
+                                         done();
+                                     })};
+            window.playground()->runBoth();
+            return conns;
+        });
+    } else if (page == QLatin1String("benchmark")) {
+        // PRODUCT.md's shared-prefix shape, small enough for a screenshot: 64 requests a side.
+        lab::WorkloadSpec spec = *lab::builtinWorkload("shared-prefix");
+        spec.sharedPrefix = {4, 16, 256, 32};
+        spec.output.kind = lab::LengthDist::Kind::Fixed;
+        spec.output.a = 32;
+        spec.output.min = 1;
+        spec.output.max = 32;
+        spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
+        spec.arrival.concurrency = 4;
+        window.benchmark()->designer()->setSpec(spec);
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto& c = window.benchmark()->controller();
+            auto conns = std::vector{QObject::connect(&c, &BenchmarkController::finished, done),
+                                     QObject::connect(&c, &BenchmarkController::failed, [&, done](const QString& m) {
+                                         error = m;
+                                         done();
+                                     })};
+            window.benchmark()->run();
+            return conns;
+        });
+    } else if (page == QLatin1String("history")) {
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto conns = std::vector{QObject::connect(window.store(), &StoreClient::runsListed,
+                                                      [&, done](qint64, const RunListingList& runs) {
+                                                          if (runs.empty()) return done();
+                                                          window.history()->openRun(runs.front().id);
+                                                      }),
+                                     QObject::connect(window.history(), &HistoryPage::runOpened, done),
+                                     QObject::connect(window.store(), &StoreClient::failed,
+                                                      [&, done](qint64, const QString& m) {
+                                                          error = m;
+                                                          done();
+                                                      })};
+            window.history()->refresh();
+            return conns;
+        });
+    }
+    if (!ok) {
+        fail(QStringLiteral("timed out preparing page '%1'").arg(page));
+        return 1;
+    }
+    if (!error.isEmpty()) {
+        fail(error);
+        return 1;
+    }
+    // Let the charts' redraw timer and the layouts catch up before grabbing.
+    waitFor(600, [](auto) { return std::vector<QMetaObject::Connection>{}; });
+    if (!window.grab().save(file, "PNG")) {
+        fail(QStringLiteral("cannot write %1").arg(file));
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace mb::gui

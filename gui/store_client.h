@@ -1,0 +1,48 @@
+// The UI thread's handle on the store thread ("mb-store-reader"): verbs with request ids, answers as signals.
+#pragma once
+
+#include "gui/store_worker.h"
+
+#include <QThread>
+
+namespace mb::gui {
+
+// Owned by the UI thread. Each verb returns a request id at once; the answer arrives as
+// one of the signals below (queued, on the UI thread) carrying that id, or failed().
+// The destructor quits and waits for the thread.
+class StoreClient final : public QObject {
+    Q_OBJECT
+public:
+    explicit StoreClient(QObject* parent = nullptr);
+    ~StoreClient() override;
+
+    qint64 open(const QString& path);
+    qint64 listRuns(const db::RunFilter& filter = {});
+    qint64 loadRun(qint64 runId);
+    qint64 renameRun(qint64 runId, const QString& name);
+    qint64 setTags(qint64 runId, const QStringList& tags);
+    qint64 deleteRun(qint64 runId);
+    qint64 exportRun(qint64 runId, const QString& format, const QString& outPath);
+    qint64 compareRuns(const std::vector<int64_t>& runIds);
+
+    QString path() const { return m_path; } // the last path opened successfully
+
+signals:
+    void opened(qint64 requestId, const QString& path);
+    void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
+    void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
+    void runChanged(qint64 requestId, qint64 runId);
+    void runExported(qint64 requestId, const QString& path);
+    void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
+    void failed(qint64 requestId, const QString& message);
+
+private:
+    template <typename F> qint64 post(F work);
+
+    QThread m_thread;
+    StoreWorker* m_worker = nullptr;
+    qint64 m_next = 1;
+    QString m_path;
+};
+
+} // namespace mb::gui

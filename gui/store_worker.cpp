@@ -1,0 +1,109 @@
+// StoreWorker: RunStore calls on the store thread, answered by signals.
+#include "gui/store_worker.h"
+
+#include "db/run_document.h"
+
+#include <fstream>
+#include <stdexcept>
+
+namespace mb::gui {
+
+db::RunStore& StoreWorker::store() {
+    if (!m_store) throw std::runtime_error("no database is open (choose one in Settings)");
+    return *m_store;
+}
+
+void StoreWorker::open(qint64 requestId, const QString& path) {
+    try {
+        m_store.reset();
+        m_store.emplace(db::RunStore::open(path.toStdString()));
+        emit opened(requestId, path);
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::listRuns(qint64 requestId, const db::RunFilter& filter) {
+    try {
+        emit runsListed(requestId, store().listRuns(filter));
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::loadRun(qint64 requestId, qint64 runId) {
+    try {
+        emit runLoaded(requestId, store().getRun(runId, db::RunDetail::Full));
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::renameRun(qint64 requestId, qint64 runId, const QString& name) {
+    try {
+        store().renameRun(runId, name.toStdString());
+        emit runChanged(requestId, runId);
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::setTags(qint64 requestId, qint64 runId, const QStringList& tags) {
+    try {
+        std::vector<std::string> t;
+        for (const QString& s : tags)
+            if (!s.trimmed().isEmpty()) t.push_back(s.trimmed().toStdString());
+        store().setTags(runId, t);
+        emit runChanged(requestId, runId);
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::deleteRun(qint64 requestId, qint64 runId) {
+    try {
+        store().deleteRun(runId);
+        emit runChanged(requestId, runId);
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::exportRun(qint64 requestId, qint64 runId, const QString& format, const QString& outPath) {
+    try {
+        const std::string path = outPath.toStdString();
+        // Written beside the target and renamed: a failed export never leaves half a file.
+        const std::string tmp = path + ".part";
+        {
+            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+            if (!out) throw std::runtime_error("cannot write " + path);
+            if (format == QLatin1String("csv")) {
+                db::writeRunCsv(store().getRun(runId, db::RunDetail::Full), out);
+            } else if (format == QLatin1String("json")) {
+                out << store().exportRun(runId).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                    << '\n';
+            } else {
+                throw std::runtime_error("unknown export format '" + format.toStdString() + "' (json or csv)");
+            }
+            out.flush();
+            if (!out) throw std::runtime_error("cannot write " + path + " (disk full?)");
+        }
+        if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+            std::remove(tmp.c_str());
+            throw std::runtime_error("cannot write " + path);
+        }
+        emit runExported(requestId, outPath);
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::compareRuns(qint64 requestId, const std::vector<int64_t>& runIds) {
+    try {
+        emit runsCompared(requestId, store().metricsTable(runIds));
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+} // namespace mb::gui

@@ -1,0 +1,57 @@
+// The GUI's store thread: one RunStore connection for listing, loading, editing and exporting runs.
+#pragma once
+
+#include "db/run_store.h"
+
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace mb::gui {
+
+using RunListingList = std::vector<db::RunListing>;
+
+// Lives on the store thread (StoreClient moves it there) and owns the RunStore
+// connection; every function runs there through a queued call, with the request id the
+// client gave, and answers with one signal carrying values. Runs being written by a
+// benchmark come through a separate writer (db::SqliteRunSink, its own thread and
+// connection); WAL lets this connection read while that one writes.
+class StoreWorker : public QObject {
+    Q_OBJECT
+public:
+    using QObject::QObject;
+
+    void open(qint64 requestId, const QString& path);
+    void listRuns(qint64 requestId, const db::RunFilter& filter);
+    void loadRun(qint64 requestId, qint64 runId);
+    void renameRun(qint64 requestId, qint64 runId, const QString& name);
+    void setTags(qint64 requestId, qint64 runId, const QStringList& tags);
+    void deleteRun(qint64 requestId, qint64 runId);
+    // format "json" (the export document) or "csv" (one row per request).
+    void exportRun(qint64 requestId, qint64 runId, const QString& format, const QString& outPath);
+    void compareRuns(qint64 requestId, const std::vector<int64_t>& runIds);
+
+signals:
+    void opened(qint64 requestId, const QString& path);
+    void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
+    void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
+    void runChanged(qint64 requestId, qint64 runId); // renamed, tagged or deleted
+    void runExported(qint64 requestId, const QString& path);
+    void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
+    void failed(qint64 requestId, const QString& message);
+
+private:
+    db::RunStore& store(); // throws when no database is open
+    std::optional<db::RunStore> m_store;
+};
+
+} // namespace mb::gui
+
+Q_DECLARE_METATYPE(mb::gui::RunListingList)
+Q_DECLARE_METATYPE(mb::db::StoredRun)
+Q_DECLARE_METATYPE(mb::db::RunDiff)
+Q_DECLARE_METATYPE(mb::db::RunFilter)

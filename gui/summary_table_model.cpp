@@ -1,0 +1,86 @@
+// SummaryTableModel: RunSummary fields as rows.
+#include "gui/summary_table_model.h"
+
+namespace mb::gui {
+
+void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summaries, const QStringList& names) {
+    beginResetModel();
+    m_names = names;
+    m_rows.clear();
+    struct Metric {
+        const char* name;
+        int precision;
+        double (*get)(const lab::RunSummary&);
+    };
+    static const Metric metrics[] = {
+        {"requests ok", 0, [](const lab::RunSummary& s) { return double(s.ok); }},
+        {"errors + rejected", 0, [](const lab::RunSummary& s) { return double(s.errors + s.rejected); }},
+        {"truncated requests", 0, [](const lab::RunSummary& s) { return double(s.truncated); }},
+        {"TTFT p50 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p50; }},
+        {"TTFT p90 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p90; }},
+        {"TTFT p99 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p99; }},
+        {"TPOT p50 (ms)", 2, [](const lab::RunSummary& s) { return s.tpotMs.p50; }},
+        {"ITL p99 (ms)", 2, [](const lab::RunSummary& s) { return s.itlMs.p99; }},
+        {"e2e p50 (ms)", 1, [](const lab::RunSummary& s) { return s.e2eMs.p50; }},
+        {"e2e p99 (ms)", 1, [](const lab::RunSummary& s) { return s.e2eMs.p99; }},
+        {"queue p50 (ms)", 1, [](const lab::RunSummary& s) { return s.queueMs.p50; }},
+        {"output tokens/s", 1, [](const lab::RunSummary& s) { return s.outputTokensPerS; }},
+        {"requests/s", 2, [](const lab::RunSummary& s) { return s.requestsPerS; }},
+        {"prefix hit rate", 3, [](const lab::RunSummary& s) { return s.hitRate; }},
+        {"KV peak (MiB)", 1, [](const lab::RunSummary& s) { return double(s.kvBytesPeak) / 1048576.0; }},
+        {"SLO attainment", 3, [](const lab::RunSummary& s) { return s.sloAttainment; }},
+        {"duration (s)", 2, [](const lab::RunSummary& s) { return s.durationS; }},
+    };
+    for (const Metric& m : metrics) {
+        Row row{QString::fromLatin1(m.name), m.precision, {}};
+        for (const auto& s : summaries) row.values.push_back(m.get(s));
+        m_rows.push_back(std::move(row));
+    }
+    endResetModel();
+}
+
+double SummaryTableModel::value(int row, int column) const {
+    if (row < 0 || row >= static_cast<int>(m_rows.size())) return 0;
+    const auto& v = m_rows[static_cast<size_t>(row)].values;
+    if (column >= 0 && column < static_cast<int>(v.size())) return v[static_cast<size_t>(column)];
+    if (column == static_cast<int>(v.size()) && v.size() == 2 && v[0] != 0) return v[1] / v[0];
+    return 0;
+}
+
+int SummaryTableModel::rowOf(const QString& metric) const {
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (m_rows[i].metric == metric) return static_cast<int>(i);
+    return -1;
+}
+
+int SummaryTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int SummaryTableModel::columnCount(const QModelIndex& parent) const {
+    if (parent.isValid()) return 0;
+    const int n = static_cast<int>(m_names.size());
+    return 1 + n + (n == 2 ? 1 : 0);
+}
+
+QVariant SummaryTableModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const Row& row = m_rows[static_cast<size_t>(index.row())];
+    if (role == Qt::TextAlignmentRole)
+        return index.column() == 0 ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole) return {};
+    if (index.column() == 0) return row.metric;
+    const int c = index.column() - 1;
+    if (c < static_cast<int>(row.values.size())) return QString::number(row.values[static_cast<size_t>(c)], 'f', row.precision);
+    if (row.values.size() == 2 && row.values[0] != 0) return QString::number(row.values[1] / row.values[0], 'f', 2);
+    return QStringLiteral("-");
+}
+
+QVariant SummaryTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    if (section == 0) return tr("metric");
+    if (section - 1 < m_names.size()) return m_names[section - 1];
+    return tr("B/A");
+}
+
+} // namespace mb::gui

@@ -1,0 +1,53 @@
+// A form over lab::WorkloadSpec: a built-in start, shapes, lengths, arrivals, warm-up and seed.
+#pragma once
+
+#include "lab/workload.h"
+
+#include <QGroupBox>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace mb::gui {
+
+// UI thread. spec() reads the form; setSpec() fills it (a built-in or a loaded JSON file).
+// Child widgets are named "workload.<field>" for tests.
+class WorkloadDesigner : public QGroupBox {
+    Q_OBJECT
+public:
+    explicit WorkloadDesigner(QWidget* parent = nullptr);
+
+    lab::WorkloadSpec spec() const;
+    void setSpec(const lab::WorkloadSpec& spec);
+    // Measured requests per candidate that spec() describes.
+    static qint64 measuredRequests(const lab::WorkloadSpec& spec);
+
+signals:
+    void specChanged();
+
+private:
+    struct LengthFields {
+        QComboBox* kind;
+        QDoubleSpinBox* a;
+        QDoubleSpinBox* b;
+    };
+    LengthFields lengthRow(const QString& name);
+    static lab::LengthDist readLength(const LengthFields& f);
+    static void writeLength(const LengthFields& f, const lab::LengthDist& d);
+    void loadFile();
+    void saveFile();
+
+    QString m_name;
+    QComboBox* m_builtin;
+    QSpinBox* m_requests;
+    LengthFields m_input{}, m_output{}, m_user{};
+    QSpinBox *m_groups, *m_perGroup, *m_prefix, *m_suffix;
+    QSpinBox *m_conversations, *m_turns;
+    QComboBox* m_arrival;
+    QSpinBox* m_concurrency;
+    QDoubleSpinBox *m_rate, *m_burstiness, *m_ramp;
+    QSpinBox *m_warmup, *m_seed;
+};
+
+} // namespace mb::gui

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Regenerates docs/screenshots/*.png with `modebench --screenshot` (offscreen), each page
+# showing real data: the playground on stories260K (real text), a benchmark, the history
+# and the models page on a synthetic stories15m (random weights, real timing).
+# Needs a release build (scripts/setup.sh run|test) and ../shared/data.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+build=${MODEBENCH_BUILD_DIR:-build/release}
+data=${MODEBENCH_TEST_DATA_DIR:-$root/../shared/data}
+out=docs/screenshots
+gui="$build/gui/modebench"
+cli="$build/cli/modebench-cli"
+[ -x "$gui" ] || { echo "screenshots: $gui is missing; build first (bash scripts/setup.sh test)" >&2; exit 1; }
+[ -f "$data/models/stories260K.gguf" ] || { echo "screenshots: $data/models/stories260K.gguf is missing" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME="$tmp/config" XDG_RUNTIME_DIR="$tmp/runtime"
+mkdir -p "$XDG_RUNTIME_DIR" "$out"
+chmod 700 "$XDG_RUNTIME_DIR"
+db="$tmp/runs.db"
+model="$tmp/stories15m-q8_0.gguf"
+# Context raised to 2048 (as in docs/PERFORMANCE.md) so that the 289-token shared-prefix
+# prompts fit; at its own 256 the fast profile would truncate them and regular reject them.
+"$cli" make-model --preset stories15m --dtype q8_0 --seed 1 --context 2048 --out "$model" > /dev/null
+
+shot() { # PAGE MODEL
+  echo "screenshots: $1"
+  "$gui" --db "$db" --model "$2" --screenshot "$1" "$out/$1.png"
+}
+shot playground "$data/models/stories260K.gguf"
+shot benchmark "$model"
+shot history "$model"
+shot models "$model"
+for page in selection migration report settings; do shot "$page" "$model"; done
+echo "screenshots: wrote $(ls "$out"/*.png | wc -l) images to $out"

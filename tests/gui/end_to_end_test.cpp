@@ -1,0 +1,225 @@
+// The real engine and store behind the pages: golden playground text, a benchmark filling every
+// chart and the store, a UI thread that keeps ticking, and the error states a person sees.
+#include "db/run_store.h"
+#include "gui/benchmark_charts.h"
+#include "gui/benchmark_page.h"
+#include "gui/history_page.h"
+#include "gui/main_window.h"
+#include "gui/models_page.h"
+#include "gui/playground_page.h"
+#include "gui/workload_designer.h"
+#include "test_data.h"
+
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QListWidget>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTextBrowser>
+#include <QTimer>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace mb::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+public:
+    TempDir() {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_path = fs::temp_directory_path() / ("mb_gui_" + std::to_string(::getpid()) + "_" + info->name());
+        fs::remove_all(m_path);
+        fs::create_directories(m_path);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+    QString file(const char* name) const { return QString::fromStdString((m_path / name).string()); }
+
+private:
+    fs::path m_path;
+};
+
+AppSettings settingsFor(const QString& db, const QString& model) {
+    AppSettings s;
+    s.threads = 1; // leaves a core for the UI thread on the 2-core CI machine
+    s.databasePath = db;
+    s.defaultModel = model;
+    return s;
+}
+
+// Waits for the store to open (it opens asynchronously at start).
+void waitForStore(MainWindow& w) {
+    if (!w.store()->path().isEmpty()) return;
+    QSignalSpy ready(&w, &MainWindow::storeReady);
+    ASSERT_TRUE(ready.wait(10000));
+}
+
+TEST(Gui, EveryPageIsInTheNavigation) {
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), {}));
+    const auto* nav = w.findChild<QListWidget*>(QStringLiteral("nav"));
+    ASSERT_NE(nav, nullptr);
+    EXPECT_EQ(nav->count(), 8);
+    for (const QString& key : MainWindow::pageKeys()) {
+        ASSERT_TRUE(w.showPage(key)) << key.toStdString();
+        ASSERT_NE(w.page(key), nullptr);
+        EXPECT_EQ(w.page(key)->objectName(), QStringLiteral("page.") + key);
+    }
+    EXPECT_FALSE(w.showPage(QStringLiteral("nope")));
+    // No model yet: the playground offers to open or create one.
+    EXPECT_FALSE(w.findChild<QWidget*>(QStringLiteral("playground.open_models"))->isHidden());
+}
+
+TEST(Gui, PlaygroundGivesTheGoldenTextInBothPanes) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    MB_REQUIRE_DATA(golden, "golden/stories260K.json");
+    const auto g = nlohmann::json::parse(std::ifstream(golden));
+    const auto& gen = g["generation"][0]; // 20 tokens, greedy
+    ASSERT_EQ(gen["n_new_tokens"].get<int>(), 20);
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), QString::fromStdString(model.string())));
+    waitForStore(w);
+    auto* page = w.playground();
+    page->setPrompt(QString::fromStdString(gen["prompt"].get<std::string>()));
+    w.findChild<QSpinBox*>(QStringLiteral("playground.max_tokens"))->setValue(20);
+    QSignalSpy finished(&page->controller(), &PlaygroundController::finished);
+    QSignalSpy failed(&page->controller(), &PlaygroundController::failed);
+    page->runBoth();
+    ASSERT_TRUE(finished.wait(120000)) << (failed.isEmpty() ? "timeout" : failed.at(0).at(0).toString().toStdString());
+    const QString want = QString::fromStdString(gen["text"].get<std::string>());
+    for (const char* side : {"a", "b"}) {
+        const auto* out = w.findChild<QTextBrowser*>(QStringLiteral("playground.output.") + QLatin1String(side));
+        ASSERT_NE(out, nullptr);
+        EXPECT_EQ(out->toPlainText(), want) << side;
+        std::vector<int32_t> ids = gen["generated_tokens"].get<std::vector<int32_t>>();
+        ids.resize(20);
+        EXPECT_EQ(page->controller().side(side).tokens, ids) << side;
+        EXPECT_EQ(page->controller().side(side).tokenMs.size(), 20u) << side;
+    }
+    EXPECT_TRUE(w.findChild<QTextBrowser*>(QStringLiteral("playground.diff"))->toPlainText().contains(QStringLiteral("Identical")));
+    // Saved as one run with two candidates.
+    const int64_t runId = finished.at(0).at(0).value<JobOutcome>().storedRunId;
+    ASSERT_GT(runId, 0);
+    const auto run = db::RunStore::open(dir.file("runs.db").toStdString()).getRun(runId);
+    EXPECT_EQ(run.candidates.size(), 2u);
+    EXPECT_EQ(run.info.tags, std::vector<std::string>{"playground"});
+}
+
+TEST(Gui, BenchmarkFillsEveryChartAndTheStoreWhileTheUiKeepsTicking) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), QString::fromStdString(model.string())));
+    w.resize(1400, 900);
+    w.show();
+    w.showPage(QStringLiteral("benchmark"));
+    waitForStore(w);
+    auto* page = w.benchmark();
+    lab::WorkloadSpec spec = *lab::builtinWorkload("shared-prefix");
+    spec.sharedPrefix = {4, 12, 96, 16};
+    spec.output.kind = lab::LengthDist::Kind::Fixed;
+    spec.output.a = 48;
+    spec.output.max = 48;
+    spec.arrival.concurrency = 4;
+    page->designer()->setSpec(spec);
+
+    // A 10 ms timer on the UI thread: the longest gap between its ticks while data streams
+    // shows whether anything blocked the UI thread.
+    QElapsedTimer clock;
+    clock.start();
+    qint64 last = -1, worstGap = 0, ticks = 0;
+    bool streaming = false;
+    QTimer tick;
+    tick.setInterval(10);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const qint64 now = clock.elapsed();
+        if (streaming && last >= 0) worstGap = std::max(worstGap, now - last), ++ticks;
+        last = now;
+    });
+    QObject::connect(&page->controller(), &BenchmarkController::dataChanged, [&] { streaming = page->controller().running(); });
+    tick.start();
+
+    QSignalSpy finished(&page->controller(), &BenchmarkController::finished);
+    QSignalSpy failed(&page->controller(), &BenchmarkController::failed);
+    page->run();
+    ASSERT_TRUE(finished.wait(300000)) << (failed.isEmpty() ? "timeout" : failed.at(0).at(0).toString().toStdString());
+    streaming = false;
+    tick.stop();
+    QCoreApplication::processEvents();
+
+    const auto* charts = page->charts();
+    for (const char* key : {"ttft_histogram", "e2e_cdf", "itl_cdf", "ttft_over_time", "throughput", "kv_memory"})
+        for (const char* label : {"a", "b"})
+            EXPECT_GT(charts->pointCount(QString::fromLatin1(key), label), 0) << key << " " << label;
+    // Only the fast profile has a prefix cache to report on.
+    EXPECT_GT(charts->pointCount(QStringLiteral("hit_rate"), "a"), 0);
+
+    const JobOutcome out = finished.at(0).at(0).value<JobOutcome>();
+    ASSERT_GT(out.storedRunId, 0);
+    const auto runs = db::RunStore::open(dir.file("runs.db").toStdString()).listRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, lab::RunStatus::Complete);
+    EXPECT_EQ(page->summaryModel().value(page->summaryModel().rowOf(QStringLiteral("requests ok")), 0), 48);
+
+    RecordProperty("worst_ui_gap_ms", static_cast<int>(worstGap));
+    ASSERT_GT(ticks, 20) << "the benchmark streamed too briefly to measure the UI thread";
+    EXPECT_LT(worstGap, 100) << "the UI thread stalled for " << worstGap << " ms while data streamed";
+
+    // History lists the run and rebuilds its charts from the store.
+    QSignalSpy opened(w.history(), &HistoryPage::runOpened);
+    w.history()->openRun(out.storedRunId);
+    ASSERT_TRUE(opened.wait(30000));
+    EXPECT_GT(w.history()->charts()->pointCount(QStringLiteral("ttft_histogram"), "a"), 0);
+    EXPECT_GT(w.history()->charts()->pointCount(QStringLiteral("hit_rate"), "a"), 0);
+}
+
+TEST(Gui, AModelThatFailsToLoadShowsTheLoadersMessage) {
+    TempDir dir;
+    const QString bad = dir.file("broken.gguf");
+    std::ofstream(bad.toStdString()) << "GGUF but not really";
+    MainWindow w(settingsFor(dir.file("runs.db"), {}));
+    QSignalSpy failed(w.models(), &ModelsPage::inspectFailed);
+    w.models()->inspect(bad);
+    ASSERT_TRUE(failed.wait(10000));
+    const QString shown = w.findChild<QLabel*>(QStringLiteral("models.error"))->text();
+    EXPECT_TRUE(shown.startsWith(QStringLiteral("Cannot load this model:"))) << shown.toStdString();
+    EXPECT_TRUE(shown.contains(QStringLiteral("broken.gguf"))) << shown.toStdString();
+}
+
+TEST(Gui, ADatabaseThatCannotBeOpenedIsExplained) {
+    TempDir dir;
+    const QString notDb = dir.file("notes.txt");
+    std::ofstream(notDb.toStdString()) << "these are my notes, not a database\n";
+    MainWindow w(settingsFor(notDb, {}));
+    QSignalSpy failed(&w, &MainWindow::storeFailed);
+    ASSERT_TRUE(failed.wait(10000));
+    const QString shown = w.findChild<QLabel*>(QStringLiteral("settings.store_status"))->text();
+    EXPECT_TRUE(shown.contains(QStringLiteral("cannot be opened"))) << shown.toStdString();
+    EXPECT_TRUE(shown.contains(QStringLiteral("not a ModeBench database"))) << shown.toStdString();
+    // The file is untouched.
+    std::ifstream in(notDb.toStdString());
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "these are my notes, not a database");
+}
+
+TEST(Gui, CreatingASyntheticModelShowsItAndCanBeCancelled) {
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), {}));
+    QSignalSpy inspected(w.models(), &ModelsPage::modelInspected);
+    w.models()->createSynthetic(QStringLiteral("tiny"), QStringLiteral("q8_0"), 1, dir.file("tiny.gguf"));
+    ASSERT_TRUE(inspected.wait(60000));
+    EXPECT_EQ(inspected.at(0).at(0).toString(), dir.file("tiny.gguf"));
+    EXPECT_GT(w.models()->tensors().rowCount(), 0);
+}
+
+} // namespace
+} // namespace mb::gui
