@@ -57,10 +57,6 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
     __m256 acc0[R][T], acc1[R][T];
     for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm256_setzero_ps();
-    // One token (decode) streams the weights from memory; fetch the next tile's rows (the
-    // next R * ldw elements, contiguous in a weight matrix) as far ahead as this step reads.
-    const char* next = reinterpret_cast<const char*>(w + R * ldw);
-    constexpr int kStepBytes = R * 16 * static_cast<int>(sizeof(W));
     auto step = [&](int64_t i, __m256(&acc)[R][T]) {
         __m256 xv[T];
         for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + t * ldx + i);
@@ -71,9 +67,6 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
     };
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) {
-        if constexpr (T == 1)
-            for (int p = 0; p < kStepBytes; p += 64)
-                _mm_prefetch(next + i * R * static_cast<int64_t>(sizeof(W)) + p, _MM_HINT_T0);
         step(i, acc0);
         step(i + 8, acc1);
     }
@@ -110,7 +103,10 @@ void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_
     for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
     const __m256i ones = _mm256_set1_epi16(1);
-    const char* next = reinterpret_cast<const char*>(w + R * ldw); // as in tileFloat
+    // One token (decode) streams the weights from memory, R rows at once; the hardware
+    // prefetchers follow R interleaved streams poorly, so fetch the next tile's rows (the
+    // next R * ldw blocks, contiguous in a weight matrix) as far ahead as this step reads.
+    const char* next = reinterpret_cast<const char*>(w + R * ldw);
     constexpr int kStepBytes = R * static_cast<int>(sizeof(WB));
     for (int64_t b = 0; b < nb; ++b) {
         if constexpr (T == 1)
