@@ -10,7 +10,7 @@ namespace mb::kernels {
 namespace {
 
 // Rows per scheduling unit: keeps each thread's slice contiguous and cache friendly; a
-// multiple of the tile heights (1, 2 and 3 rows for float tiles, 2, 3 and 4 quantised).
+// multiple of the tile heights (1 to 4 rows; kernels/cpu/gemm_avx2.cpp).
 constexpr int64_t kRowGrain = 24;
 // Waking a thread costs microseconds; below this many multiply-adds per unit of work the
 // product runs on fewer threads (tiny models run on the caller's thread alone).
@@ -18,7 +18,7 @@ constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 
 // y[t * rows + r] for rows [r0, r1) of one matrix and all n tokens. The gemm kernels pass
-// tiles of 3 tokens over the slice's rows, so the slice (kRowGrain rows and up: 36 KB of
+// tiles of up to 6 tokens over the slice's rows, so the slice (kRowGrain rows and up: 36 KB of
 // F16 at width 768, 96 KB at 2048) stays in L1/L2 while the activations stream once.
 // Every output is the same bits whatever the slice (see VecKernels::gemm*).
 void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const BlockQ8_0* xq, int64_t n, float* y,

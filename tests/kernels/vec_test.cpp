@@ -143,7 +143,7 @@ struct Panel {
 };
 
 const int64_t kRowCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 17};
-const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 7, 8};
+const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 13};
 
 } // namespace
 
@@ -196,7 +196,7 @@ TEST(VecGemm, MatchesDoubleReference) {
     for (const VecKernels* k : tables()) {
         for (int64_t K : {1, 9, 64, 257, 768}) {
             for (int64_t rows : {1, 5, 8, 11}) {
-                for (int64_t tokens : {1, 3, 4, 7}) {
+                for (int64_t tokens : {1, 3, 4, 7, 13}) {
                     const Panel p(rows, tokens, K, static_cast<uint32_t>(K + rows + tokens));
                     const int64_t ldy = rows + 1;
                     std::vector<float> yf(p.outSize()), yh(p.outSize()), y8(p.outSize()), y4(p.outSize());
