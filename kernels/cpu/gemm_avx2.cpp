@@ -5,7 +5,7 @@
 // multiply-adds, and decodes (F16 -> F32, Q4_0 nibbles -> bytes) each weight vector once
 // for T tokens. Prefill runs 1 x 6 float tiles (12 accumulators, two per output, + 1
 // weight; activations are FMA memory operands from L1) and 1 x 6 quantised tiles; the
-// shapes per token count are in kFloatRows/kQuantRows, chosen by tests/perf/matmul_bench.
+// shapes per token count are in kFloatRows/kQ8Rows/kQ4Rows, chosen by tests/perf/matmul_bench.
 //
 // Bit stability: every output is accumulated in its own registers (two for float, one
 // quantised), in the same order, by the same instructions, whatever tile it falls in; a
@@ -168,9 +168,12 @@ template <class W, int R, int T> struct QuantTile {
 // more temporaries per row). Measured on Zen 5 (matmul_bench, 128 tokens): 1 x 6 beat
 // 2 x 3 and 1 x 4 for F16 by 10-20%; quantised shapes differ by less than the noise.
 // One token (decode) reads one float row at a time (one stream the prefetchers follow
-// well; measured faster than interleaving rows) and four quantised rows.
+// well; measured faster than interleaving rows), two Q8_0 rows and four Q4_0 rows (best
+// of 1, 2 and 4 in matmul_bench's one-token 32000 x 768 product, though by less than the
+// noise of the shared machine for Q4_0).
 constexpr int kFloatRows[kMaxT] = {1, 3, 2, 1, 1, 1};
-constexpr int kQuantRows[kMaxT] = {4, 3, 2, 2, 1, 1};
+constexpr int kQ4Rows[kMaxT] = {4, 3, 2, 2, 1, 1};
+constexpr int kQ8Rows[kMaxT] = {2, 3, 2, 2, 1, 1};
 
 // The panel: for each tile of tokens (whose activations then stay in L1), every tile of
 // rows. The weights stream from L2 instead (callers keep a panel's rows small enough), which
@@ -213,13 +216,13 @@ void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_
 void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     if (rows > 0 && tokens > 0)
-        panel(kQ8Tiles, kQuantRows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+        panel(kQ8Tiles, kQ8Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
 }
 
 void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     if (rows > 0 && tokens > 0)
-        panel(kQ4Tiles, kQuantRows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+        panel(kQ4Tiles, kQ4Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
 }
 
 // y[0..n) += sum_j a[j] * x_j: 32 outputs at a time stay in four registers across all m

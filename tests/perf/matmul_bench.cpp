@@ -1,7 +1,7 @@
 // Matmul throughput per weight type and shape: the kernel-level view behind prefill and decode speed.
 //
 // Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20]. For the stories110m
-// shapes (768 x 768, 2048 x 768, 768 x 2048) and each weight type, prints the best and
+// shapes (768 x 768, 2048 x 768, 768 x 2048, 32000 x 768) and each weight type, prints the best and
 // median GMAC/s (1e9 multiply-adds per second) over the repetitions. Best-of-N is the
 // figure to compare on a shared machine: interference only ever slows a run down.
 #include "kernels/cpu/matmul.h"
@@ -31,7 +31,9 @@ int main(int argc, char** argv) {
     MatmulScratch scratch;
     std::mt19937 rng(1);
     std::normal_distribution<float> dist(0.0f, 1.0f);
-    const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}}; // rows (out), cols (in)
+    // rows (out), cols (in): the layer shapes, and the output matrix, too big for the caches,
+    // whose one-token product shows the memory-bound (decode) regime.
+    const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};
     for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
         for (const auto& shape : shapes) {
             const int64_t rows = shape[0], cols = shape[1];
@@ -52,9 +54,12 @@ int main(int argc, char** argv) {
                 gmacs.push_back(static_cast<double>(rows * cols * n) / s / 1e9);
             }
             std::sort(gmacs.begin(), gmacs.end());
-            std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s\n",
+            // Weight bytes read per second at the best time (each weight read once per call).
+            const double gbs = gmacs.back() * 1e9 / static_cast<double>(rows * cols * n) *
+                               static_cast<double>(w.bytes()) / 1e9;
+            std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
                         std::string(tensorTypeName(type)).c_str(), static_cast<long long>(rows),
-                        static_cast<long long>(cols), gmacs.back(), gmacs[gmacs.size() / 2]);
+                        static_cast<long long>(cols), gmacs.back(), gmacs[gmacs.size() / 2], gbs);
         }
     }
     return 0;
