@@ -34,8 +34,12 @@ struct MatmulScratch {
 // x: (n, W.cols) F32 row-major; y: (n, W.rows) F32 row-major, ld = W.rows.
 // Q8_0 and Q4_0 weights multiply activations quantised to Q8_0 with integer dot
 // products; float weights multiply F32 activations. Rows of W are split across the
-// pool's threads; each weight row is read once for all n tokens, which is what makes
-// prefill and batched decode cheaper per token than single-token decode.
+// pool's threads; each thread runs register-tiled kernels (several rows x several tokens
+// per tile) with its slice of rows held in cache, so a weight row is read from memory once
+// for all n tokens, which is what makes prefill and batched decode cheaper per token than
+// single-token decode. Results are bitwise
+// independent of the thread count and of n's grouping (one token gives the same bits as
+// the same token inside a batch).
 void matmul(const WeightMatrix& w, const float* x, int64_t n, float* y, ThreadPool& pool,
             MatmulScratch& scratch);
 

@@ -63,18 +63,20 @@ void ropeApply(float* x, int64_t heads, int64_t headDim, int64_t rotDim, const f
 void attendPaged(const float* q, const float* const* kBlocks, const float* const* vBlocks,
                  int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
                  int64_t headDim, float scale, float* scores, float* out) {
+    // q against each block's keys: a one-token gemm over `n` key rows `stride` apart
+    // (tiles of 8 keys); then the softmax-weighted sum of each block's V rows, with the
+    // output kept in registers across the rows of a block.
     const VecKernels& vk = vecKernels();
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b) {
-        const float* kb = kBlocks[b] + headOffset;
         const int64_t n = std::min(blockSize, len - j0);
-        for (int64_t j = 0; j < n; ++j) scores[j0 + j] = scale * vk.dotF32(q, kb + j * stride, headDim);
+        vk.gemmF32(kBlocks[b] + headOffset, stride, q, 0, headDim, n, 1, scores + j0, 1);
+        for (int64_t j = 0; j < n; ++j) scores[j0 + j] *= scale;
     }
     softmax(scores, len);
     std::fill(out, out + headDim, 0.0f);
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b) {
-        const float* vb = vBlocks[b] + headOffset;
         const int64_t n = std::min(blockSize, len - j0);
-        for (int64_t j = 0; j < n; ++j) vk.axpy(scores[j0 + j], vb + j * stride, out, headDim);
+        vk.axpyRows(scores + j0, vBlocks[b] + headOffset, stride, n, out, headDim);
     }
 }
 

@@ -22,13 +22,25 @@ struct VecKernels {
     // y[i] += a * x[i]
     void (*axpy)(float a, const float* x, float* y, int64_t n);
 
-    // One weight row against four activation rows (x + t*ldx, t < 4): out[t] equals
-    // exactly (bit for bit) what the single dot gives for row t. Decoding the weight row
-    // once for four tokens is what makes prefill and batched decode cheaper per token.
-    void (*dotF32x4)(const float* w, const float* x, int64_t ldx, int64_t n, float* out);
-    void (*dotF16x4)(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* out);
-    void (*dotQ8_0x4)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldxBlocks, int64_t nb, float* out);
-    void (*dotQ4_0x4)(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldxBlocks, int64_t nb, float* out);
+
+    // Matrix products, register-tiled in the SIMD table (several weight rows times several
+    // tokens per tile; kernels/cpu/gemm_avx2.cpp): y[t * ldy + r] = dot(w row r, x row t)
+    // for r < rows, t < tokens. Weight rows lie ldw elements (gemmQ*: blocks) apart,
+    // activation rows ldx floats (blocks) apart; k counts elements, nb blocks per row.
+    // Every output equals bit for bit this table's single dot of that row and token,
+    // whatever tile computes it, so results do not depend on how rows are split across
+    // threads nor on how tokens are grouped into batches.
+    void (*gemmF32)(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k,
+                    int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmF16)(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k,
+                    int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmQ8_0)(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx,
+                     int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmQ4_0)(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx,
+                     int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    // y[i] += sum_j a[j] * x[j * ldx + i] for i < n, j < m (attention's weighted sum of V
+    // rows); bit for bit m calls of axpy in order j, with y kept in registers meanwhile.
+    void (*axpyRows)(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n);
 };
 
 const VecKernels& portableVecKernels();

@@ -53,22 +53,36 @@ void axpy(float a, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
-// The portable four-row versions are four single dots: same order, same bits.
-void dotF32x4(const float* w, const float* x, int64_t ldx, int64_t n, float* out) {
-    for (int t = 0; t < 4; ++t) out[t] = dotF32(w, x + t * ldx, n);
+// The portable matrix products are single dots in a loop: the reference the tiles are tested against.
+template <class W, class X, class Dot>
+void gemm(Dot dot, const W* w, int64_t ldw, const X* x, int64_t ldx, int64_t k, int64_t rows,
+          int64_t tokens, float* y, int64_t ldy) {
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r) y[t * ldy + r] = dot(w + r * ldw, x + t * ldx, k);
 }
-void dotF16x4(const uint16_t* w, const float* x, int64_t ldx, int64_t n, float* out) {
-    for (int t = 0; t < 4; ++t) out[t] = dotF16(w, x + t * ldx, n);
+void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy) {
+    gemm(dotF32, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
-void dotQ8_0x4(const BlockQ8_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
-    for (int t = 0; t < 4; ++t) out[t] = dotQ8_0(w, x + t * ldx, nb);
+void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy) {
+    gemm(dotF16, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
-void dotQ4_0x4(const BlockQ4_0* w, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* out) {
-    for (int t = 0; t < 4; ++t) out[t] = dotQ4_0(w, x + t * ldx, nb);
+void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy) {
+    gemm(dotQ8_0, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy) {
+    gemm(dotQ4_0, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    for (int64_t j = 0; j < m; ++j) axpy(a[j], x + j * ldx, y, n);
 }
 
-const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,   dotQ8_0,  dotQ4_0, quantizeRowQ8_0,
-                           axpy,       dotF32x4, dotF16x4, dotQ8_0x4, dotQ4_0x4};
+const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
+                           quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
+                           gemmQ4_0,   axpyRows};
 
 } // namespace
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -112,5 +113,29 @@ TEST(Matmul, GroupEqualsSeparateProducts) {
     for (int i = 0; i < 3; ++i) {
         matmul(ws[static_cast<size_t>(i)], x.data(), n, separate[static_cast<size_t>(i)].data(), pool, scratch);
         EXPECT_EQ(grouped[static_cast<size_t>(i)], separate[static_cast<size_t>(i)]) << i;
+    }
+}
+
+TEST(Matmul, TokenResultIndependentOfBatch) {
+    // The tiles compute every output in the same order, so a token alone and the same token
+    // inside a batch (any position, any tile edge) give the same bits: batching and chunked
+    // prefill cannot change a sequence's logits.
+    const int64_t rows = 53, cols = 160, n = 11;
+    const auto wf = randomFloats(static_cast<size_t>(rows * cols), 5);
+    const auto x = randomFloats(static_cast<size_t>(n * cols), 6);
+    ThreadPool pool(2);
+    MatmulScratch scratch;
+    for (TensorType t : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
+        std::vector<uint8_t> packed(rowBytes(t, cols) * static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r)
+            quantizeRow(t, wf.data() + r * cols, packed.data() + r * rowBytes(t, cols), cols);
+        const WeightMatrix w{t, rows, cols, packed.data()};
+        std::vector<float> batch(static_cast<size_t>(n * rows)), one(static_cast<size_t>(rows));
+        matmul(w, x.data(), n, batch.data(), pool, scratch);
+        for (int64_t i = 0; i < n; ++i) {
+            matmul(w, x.data() + i * cols, 1, one.data(), pool, scratch);
+            EXPECT_TRUE(std::equal(one.begin(), one.end(), batch.begin() + i * rows))
+                << tensorTypeName(t) << " token " << i;
+        }
     }
 }

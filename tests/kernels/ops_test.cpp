@@ -73,39 +73,42 @@ TEST(Ops, RopePartialDimensionLeavesTheRest) {
 }
 
 TEST(Ops, PagedAttentionMatchesNaive) {
-    // 23 positions in blocks of 5 (the last partly filled), stride 2 heads * 6 dims.
-    const int64_t len = 23, bs = 5, hd = 6, stride = 12, headOffset = 6;
-    const int64_t nBlocks = (len + bs - 1) / bs;
-    const auto q = randomFloats(hd, 5);
-    std::vector<std::vector<float>> kStore(static_cast<size_t>(nBlocks)), vStore(static_cast<size_t>(nBlocks));
-    std::vector<const float*> kp, vp;
-    // Scatter the blocks in reverse order in memory to prove the table is honoured.
-    for (int64_t b = nBlocks - 1; b >= 0; --b) {
-        kStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(10 + b));
-        vStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(50 + b));
-    }
-    for (int64_t b = 0; b < nBlocks; ++b) {
-        kp.push_back(kStore[static_cast<size_t>(b)].data());
-        vp.push_back(vStore[static_cast<size_t>(b)].data());
-    }
-    std::vector<float> scores(len), out(hd);
-    const float scale = 0.4f;
-    attendPaged(q.data(), kp.data(), vp.data(), bs, len, stride, headOffset, hd, scale, scores.data(), out.data());
+    // 23 positions in blocks of 5 (the last partly filled), two heads per stride, reading
+    // the second; head sizes below, at and above the 8- and 32-float vector steps.
+    for (int64_t hd : {6, 8, 37, 64, 72}) {
+        const int64_t len = 23, bs = 5, stride = 2 * hd + 1, headOffset = hd;
+        const int64_t nBlocks = (len + bs - 1) / bs;
+        const auto q = randomFloats(static_cast<size_t>(hd), 5);
+        std::vector<std::vector<float>> kStore(static_cast<size_t>(nBlocks)), vStore(static_cast<size_t>(nBlocks));
+        std::vector<const float*> kp, vp;
+        // Scatter the blocks in reverse order in memory to prove the table is honoured.
+        for (int64_t b = nBlocks - 1; b >= 0; --b) {
+            kStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(10 + b));
+            vStore[static_cast<size_t>(b)] = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(50 + b));
+        }
+        for (int64_t b = 0; b < nBlocks; ++b) {
+            kp.push_back(kStore[static_cast<size_t>(b)].data());
+            vp.push_back(vStore[static_cast<size_t>(b)].data());
+        }
+        std::vector<float> scores(len), out(static_cast<size_t>(hd));
+        const float scale = 0.4f;
+        attendPaged(q.data(), kp.data(), vp.data(), bs, len, stride, headOffset, hd, scale, scores.data(), out.data());
 
-    std::vector<double> sc(len);
-    double mx = -1e300, sum = 0;
-    for (int64_t j = 0; j < len; ++j) {
-        const float* k = kp[static_cast<size_t>(j / bs)] + (j % bs) * stride + headOffset;
-        double d = 0;
-        for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[static_cast<size_t>(i)]) * k[i];
-        sc[static_cast<size_t>(j)] = d * scale;
-        mx = std::max(mx, sc[static_cast<size_t>(j)]);
-    }
-    for (auto& s : sc) sum += (s = std::exp(s - mx));
-    for (int64_t i = 0; i < hd; ++i) {
-        double o = 0;
-        for (int64_t j = 0; j < len; ++j)
-            o += sc[static_cast<size_t>(j)] / sum * vp[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i];
-        EXPECT_NEAR(out[static_cast<size_t>(i)], o, 1e-5);
+        std::vector<double> sc(len);
+        double mx = -1e300, sum = 0;
+        for (int64_t j = 0; j < len; ++j) {
+            const float* k = kp[static_cast<size_t>(j / bs)] + (j % bs) * stride + headOffset;
+            double d = 0;
+            for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[static_cast<size_t>(i)]) * k[i];
+            sc[static_cast<size_t>(j)] = d * scale;
+            mx = std::max(mx, sc[static_cast<size_t>(j)]);
+        }
+        for (auto& s : sc) sum += (s = std::exp(s - mx));
+        for (int64_t i = 0; i < hd; ++i) {
+            double o = 0;
+            for (int64_t j = 0; j < len; ++j)
+                o += sc[static_cast<size_t>(j)] / sum * vp[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i];
+            EXPECT_NEAR(out[static_cast<size_t>(i)], o, 1e-5) << "hd=" << hd << " i=" << i;
+        }
     }
 }

@@ -1,4 +1,4 @@
-// Every SIMD vector kernel against the portable one, on awkward lengths.
+// Every SIMD vector kernel against the portable one and a double-precision reference, on awkward shapes.
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/vec.h"
@@ -105,31 +105,167 @@ TEST(VecDispatch, ChoosesAKernelTable) {
     else EXPECT_STREQ(k.name, "portable");
 }
 
-TEST(VecKernelsX4, FourTokenDotsEqualSingleDotsBitForBit) {
-    for (const VecKernels* k : {&portableVecKernels(), avx2VecKernels()}) {
-        if (!k) continue;
-        for (int64_t n : {32, 96, 288, 100, 7}) {
-            const auto w = randomFloats(static_cast<size_t>(n), 11);
-            const auto x = randomFloats(static_cast<size_t>(4 * (n + 3)), 12);
-            const int64_t ldx = n + 3; // rows not packed: the stride is honoured
-            std::vector<uint16_t> wh(static_cast<size_t>(n));
-            for (int64_t i = 0; i < n; ++i) wh[static_cast<size_t>(i)] = floatToFp16(w[static_cast<size_t>(i)]);
-            float out[4];
-            k->dotF32x4(w.data(), x.data(), ldx, n, out);
-            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotF32(w.data(), x.data() + t * ldx, n)) << k->name << " f32 n=" << n;
-            k->dotF16x4(wh.data(), x.data(), ldx, n, out);
-            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotF16(wh.data(), x.data() + t * ldx, n)) << k->name << " f16 n=" << n;
-            if (n % 32 != 0) continue;
-            const int64_t nb = n / 32;
-            std::vector<BlockQ8_0> w8(static_cast<size_t>(nb)), xq(static_cast<size_t>(4 * (nb + 1)));
-            std::vector<BlockQ4_0> w4(static_cast<size_t>(nb));
-            quantizeRowQ8_0(w.data(), w8.data(), n);
-            quantizeRowQ4_0(w.data(), w4.data(), n);
-            for (int t = 0; t < 4; ++t) quantizeRowQ8_0(x.data() + t * ldx, xq.data() + t * (nb + 1), n);
-            k->dotQ8_0x4(w8.data(), xq.data(), nb + 1, nb, out);
-            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotQ8_0(w8.data(), xq.data() + t * (nb + 1), nb)) << k->name;
-            k->dotQ4_0x4(w4.data(), xq.data(), nb + 1, nb, out);
-            for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], k->dotQ4_0(w4.data(), xq.data() + t * (nb + 1), nb)) << k->name;
+namespace {
+
+// Every table this machine can run: portable always, AVX2 where the CPU has it.
+std::vector<const VecKernels*> tables() {
+    std::vector<const VecKernels*> v = {&portableVecKernels()};
+    if (avx2VecKernels()) v.push_back(avx2VecKernels());
+    return v;
+}
+
+// A panel of weights (F32 source, F16/Q8_0/Q4_0 copies) and activations with padded
+// strides, so every kernel must honour ldw, ldx and ldy.
+struct Panel {
+    int64_t rows, tokens, k, ldw, ldx, nb;
+    std::vector<float> w, x;
+    std::vector<uint16_t> wh;
+    std::vector<BlockQ8_0> w8, xq;
+    std::vector<BlockQ4_0> w4;
+
+    Panel(int64_t rows_, int64_t tokens_, int64_t k_, uint32_t seed)
+        : rows(rows_), tokens(tokens_), k(k_), ldw(k_ + 5), ldx(k_ + 3), nb(k_ / 32) {
+        w = randomFloats(static_cast<size_t>(rows * ldw), seed);
+        x = randomFloats(static_cast<size_t>(tokens * ldx), seed + 1);
+        wh.resize(w.size());
+        for (size_t i = 0; i < w.size(); ++i) wh[i] = floatToFp16(w[i]);
+        if (k % 32 != 0) return;
+        w8.resize(static_cast<size_t>(rows * (nb + 1)));
+        w4.resize(w8.size());
+        xq.resize(static_cast<size_t>(tokens * (nb + 2)));
+        for (int64_t r = 0; r < rows; ++r) {
+            quantizeRowQ8_0(w.data() + r * ldw, w8.data() + r * (nb + 1), k);
+            quantizeRowQ4_0(w.data() + r * ldw, w4.data() + r * (nb + 1), k);
+        }
+        for (int64_t t = 0; t < tokens; ++t) quantizeRowQ8_0(x.data() + t * ldx, xq.data() + t * (nb + 2), k);
+    }
+    size_t outSize() const { return static_cast<size_t>(tokens * (rows + 1)); } // ldy = rows + 1
+};
+
+const int64_t kRowCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 17};
+const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 13};
+
+} // namespace
+
+// The tiles may not change a single bit: every output of gemm* equals the table's single
+// dot of that row and token, for every tile shape and edge (rows and tokens not multiples
+// of the tile), so thread splits and batch grouping cannot change results.
+TEST(VecGemm, EveryOutputEqualsTheSingleDotBitForBit) {
+    for (const VecKernels* k : tables()) {
+        for (int64_t K : {7, 32, 100, 288}) {
+            for (int64_t rows : kRowCounts) {
+                for (int64_t tokens : kTokenCounts) {
+                    const Panel p(rows, tokens, K, static_cast<uint32_t>(rows * 100 + tokens));
+                    const int64_t ldy = rows + 1;
+                    const std::string at = std::string(k->name) + " k=" + std::to_string(K) +
+                                           " rows=" + std::to_string(rows) + " tokens=" + std::to_string(tokens);
+                    std::vector<float> y(p.outSize(), -1.0f);
+                    k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f32 " << at;
+                    k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f16 " << at;
+                    for (int64_t t = 0; t < tokens; ++t) ASSERT_EQ(y[static_cast<size_t>(t * ldy + rows)], -1.0f) << at;
+                    if (K % 32 != 0) continue;
+                    const int64_t nb = p.nb;
+                    k->gemmQ8_0(p.w8.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotQ8_0(p.w8.data() + r * (nb + 1), p.xq.data() + t * (nb + 2), nb)) << "q8_0 " << at;
+                    k->gemmQ4_0(p.w4.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotQ4_0(p.w4.data() + r * (nb + 1), p.xq.data() + t * (nb + 2), nb)) << "q4_0 " << at;
+                }
+            }
+        }
+    }
+}
+
+// Against a double-precision product of exactly the values the kernel sees (decoded F16
+// weights; dequantised Q8_0/Q4_0 weights and activations): only the float summation
+// differs, bounded by atol + rtol * sum |w x|.
+TEST(VecGemm, MatchesDoubleReference) {
+    for (const VecKernels* k : tables()) {
+        for (int64_t K : {1, 9, 64, 257, 768}) {
+            for (int64_t rows : {1, 5, 8, 11}) {
+                for (int64_t tokens : {1, 3, 4, 7, 13}) {
+                    const Panel p(rows, tokens, K, static_cast<uint32_t>(K + rows + tokens));
+                    const int64_t ldy = rows + 1;
+                    std::vector<float> yf(p.outSize()), yh(p.outSize()), y8(p.outSize()), y4(p.outSize());
+                    k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, yf.data(), ldy);
+                    k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, yh.data(), ldy);
+                    const bool quant = K % 32 == 0;
+                    if (quant) {
+                        k->gemmQ8_0(p.w8.data(), p.nb + 1, p.xq.data(), p.nb + 2, p.nb, rows, tokens, y8.data(), ldy);
+                        k->gemmQ4_0(p.w4.data(), p.nb + 1, p.xq.data(), p.nb + 2, p.nb, rows, tokens, y4.data(), ldy);
+                    }
+                    std::vector<float> wr(static_cast<size_t>(K)), xr(static_cast<size_t>(K));
+                    for (int64_t t = 0; t < tokens; ++t) {
+                        if (quant) dequantizeRowQ8_0(p.xq.data() + t * (p.nb + 2), xr.data(), K);
+                        for (int64_t r = 0; r < rows; ++r) {
+                            const size_t o = static_cast<size_t>(t * ldy + r);
+                            const std::string at = std::string(k->name) + " k=" + std::to_string(K) + " r=" +
+                                                   std::to_string(r) + " t=" + std::to_string(t);
+                            auto check = [&](float got, auto weight, auto act, const char* what) {
+                                double ref = 0, absSum = 0;
+                                for (int64_t i = 0; i < K; ++i) {
+                                    const double v = static_cast<double>(weight(i)) * act(i);
+                                    ref += v;
+                                    absSum += std::fabs(v);
+                                }
+                                EXPECT_NEAR(got, ref, 1e-6 + 5e-6 * absSum) << what << " " << at;
+                            };
+                            const float* w = p.w.data() + r * p.ldw;
+                            const uint16_t* wh = p.wh.data() + r * p.ldw;
+                            const float* x = p.x.data() + t * p.ldx;
+                            auto xf = [&](int64_t i) { return x[i]; };
+                            check(yf[o], [&](int64_t i) { return w[i]; }, xf, "f32");
+                            check(yh[o], [&](int64_t i) { return fp16ToFloat(wh[i]); }, xf, "f16");
+                            if (!quant) continue;
+                            auto xd = [&](int64_t i) { return xr[static_cast<size_t>(i)]; };
+                            dequantizeRowQ8_0(p.w8.data() + r * (p.nb + 1), wr.data(), K);
+                            check(y8[o], [&](int64_t i) { return wr[static_cast<size_t>(i)]; }, xd, "q8_0");
+                            dequantizeRowQ4_0(p.w4.data() + r * (p.nb + 1), wr.data(), K);
+                            check(y4[o], [&](int64_t i) { return wr[static_cast<size_t>(i)]; }, xd, "q4_0");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(VecAxpyRows, EqualsRepeatedAxpyAndDoubleReference) {
+    for (const VecKernels* k : tables()) {
+        for (int64_t n : {1, 7, 8, 31, 32, 33, 64, 72, 100}) {
+            for (int64_t m : {0, 1, 3, 16, 17}) {
+                const int64_t ldx = n + 4;
+                const auto a = randomFloats(static_cast<size_t>(std::max<int64_t>(m, 1)), 13);
+                const auto x = randomFloats(static_cast<size_t>(std::max<int64_t>(m, 1) * ldx), 14);
+                auto y1 = randomFloats(static_cast<size_t>(n), 15);
+                auto y2 = y1;
+                const auto y0 = y1;
+                k->axpyRows(a.data(), x.data(), ldx, m, y1.data(), n);
+                for (int64_t j = 0; j < m; ++j) k->axpy(a[static_cast<size_t>(j)], x.data() + j * ldx, y2.data(), n);
+                EXPECT_EQ(y1, y2) << k->name << " n=" << n << " m=" << m;
+                for (int64_t i = 0; i < n; ++i) {
+                    double ref = y0[static_cast<size_t>(i)], absSum = std::fabs(ref);
+                    for (int64_t j = 0; j < m; ++j) {
+                        const double v = static_cast<double>(a[static_cast<size_t>(j)]) * x[static_cast<size_t>(j * ldx + i)];
+                        ref += v;
+                        absSum += std::fabs(v);
+                    }
+                    EXPECT_NEAR(y1[static_cast<size_t>(i)], ref, 1e-6 + 1e-6 * absSum) << k->name << " n=" << n << " i=" << i;
+                }
+            }
         }
     }
 }

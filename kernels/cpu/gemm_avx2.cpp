@@ -1,0 +1,263 @@
+// Register-tiled AVX2 matrix products: R weight rows x T tokens per tile, accumulating in YMM registers.
+//
+// Why tiles: a dot product per (row, token) loads one weight vector and one activation
+// vector per multiply-add. A tile of R rows and T tokens loads R + T vectors for R * T
+// multiply-adds, and decodes (F16 -> F32, Q4_0 nibbles -> bytes) each weight vector once
+// for T tokens. Prefill runs 1 x 6 float tiles (12 accumulators, two per output, + 1
+// weight; activations are FMA memory operands from L1) and 1 x 6 quantised tiles; the
+// shapes per token count are in kFloatRows/kQ8Rows/kQ4Rows, chosen by tests/perf/matmul_bench.
+//
+// Bit stability: every output is accumulated in its own registers (two for float, one
+// quantised), in the same order, by the same instructions, whatever tile it falls in; a
+// 1 x 1 tile is the single dot product. So results do not depend on the tile shape, on how rows are split across
+// threads, nor on how tokens are grouped into chunks.
+#include "kernels/cpu/gemm_avx2.h"
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <utility>
+
+namespace mb::kernels::avx2 {
+
+namespace {
+
+inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v);
+    __m128 hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+inline __m256 load8(const float* p) {
+    return _mm256_loadu_ps(p);
+}
+inline __m256 load8(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline float scalar(float v) {
+    return v;
+}
+inline float scalar(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+// One R x T float tile over k elements. Each output has two accumulators, for the first
+// and second 8 elements of every 16 (two dependency chains, so even a 1 x 1 tile is not
+// bound by FMA latency); an 8-element remainder goes to the first; then a fixed
+// horizontal sum of their sum, then the k % 8 tail with scalar FMAs.
+template <class W, int R, int T>
+void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y,
+               int64_t ldy) {
+    __m256 acc0[R][T], acc1[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm256_setzero_ps();
+    auto step = [&](int64_t i, __m256(&acc)[R][T]) {
+        __m256 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + t * ldx + i);
+        for (int r = 0; r < R; ++r) {
+            const __m256 wv = load8(w + r * ldw + i);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
+        }
+    };
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+        step(i, acc0);
+        step(i + 8, acc1);
+    }
+    if (i + 8 <= k) {
+        step(i, acc0);
+        i += 8;
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) {
+            float s = hsum(_mm256_add_ps(acc0[r][t], acc1[r][t]));
+            for (int64_t j = i; j < k; ++j) s = std::fma(scalar(w[r * ldw + j]), x[t * ldx + j], s);
+            y[t * ldy + r] = s;
+        }
+}
+
+// Weight block -> 32 signed bytes (element order as in the block) and its F16 scale.
+inline __m256i decode(const BlockQ8_0& b) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs));
+}
+inline __m256i decode(const BlockQ4_0& b) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    // Elements 0..15 are the low nibbles, 16..31 the high nibbles.
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0f)), _mm256_set1_epi8(8));
+}
+
+// One R x T tile of weight blocks against Q8_0 activation blocks. Per (row, token, block):
+// 32 byte products summed exactly into 8 int32 lanes (maddubs needs an unsigned operand,
+// so |w| times x carrying w's sign), converted to float and added with scale dw * dx.
+template <class WB, int R, int T>
+void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* y,
+               int64_t ldy) {
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    const __m256i ones = _mm256_set1_epi16(1);
+    // One token (decode) streams the weights from memory, R rows at once; the hardware
+    // prefetchers follow R interleaved streams poorly, so fetch the next tile's rows (the
+    // next R * ldw blocks, contiguous in a weight matrix) as far ahead as this step reads.
+    const char* next = reinterpret_cast<const char*>(w + R * ldw);
+    constexpr int kStepBytes = R * static_cast<int>(sizeof(WB));
+    for (int64_t b = 0; b < nb; ++b) {
+        if constexpr (T == 1)
+            for (int p = 0; p < kStepBytes; p += 64) _mm_prefetch(next + b * kStepBytes + p, _MM_HINT_T0);
+        __m256 dx[T];
+        for (int t = 0; t < T; ++t) dx[t] = _mm256_set1_ps(_cvtsh_ss(x[t * ldx + b].d));
+        for (int r = 0; r < R; ++r) {
+            const WB& wb = w[r * ldw + b];
+            const __m256i wq = decode(wb);
+            const __m256i absW = _mm256_sign_epi8(wq, wq);
+            const __m256 dw = _mm256_set1_ps(_cvtsh_ss(wb.d));
+            for (int t = 0; t < T; ++t) {
+                const __m256i xq =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[t * ldx + b].qs));
+                const __m256i pairs = _mm256_maddubs_epi16(absW, _mm256_sign_epi8(xq, wq));
+                const __m256 sum = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+                acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx[t]), sum, acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum(acc[r][t]);
+}
+
+// Tile tables indexed [T - 1][R - 1], so edge tiles (fewer rows or tokens) use the same
+// code with smaller constants.
+constexpr int kMaxR = 8;
+constexpr int kMaxT = 6;
+
+template <class W, class X>
+using TileFn = void (*)(const W*, int64_t, const X*, int64_t, int64_t, float*, int64_t);
+
+template <class W, class X, template <class, int, int> class Tile, int T, size_t... Rs>
+constexpr std::array<TileFn<W, X>, kMaxR> rowTable(std::index_sequence<Rs...>) {
+    return {&Tile<W, static_cast<int>(Rs) + 1, T>::run...};
+}
+template <class W, class X, template <class, int, int> class Tile>
+constexpr std::array<std::array<TileFn<W, X>, kMaxR>, kMaxT> tileTable() {
+    constexpr auto rs = std::make_index_sequence<kMaxR>();
+    return {rowTable<W, X, Tile, 1>(rs), rowTable<W, X, Tile, 2>(rs), rowTable<W, X, Tile, 3>(rs),
+            rowTable<W, X, Tile, 4>(rs), rowTable<W, X, Tile, 5>(rs), rowTable<W, X, Tile, 6>(rs)};
+}
+
+template <class W, int R, int T> struct FloatTile {
+    static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y,
+                    int64_t ldy) {
+        tileFloat<W, R, T>(w, ldw, x, ldx, k, y, ldy);
+    }
+};
+template <class W, int R, int T> struct QuantTile {
+    static void run(const W* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* y,
+                    int64_t ldy) {
+        tileQuant<W, R, T>(w, ldw, x, ldx, nb, y, ldy);
+    }
+};
+
+// Rows per tile for a given number of tokens per tile (index T - 1): as many accumulators
+// as the registers allow (float: 2 * R * T + 1 + temporaries <= 16; quantised tiles need
+// more temporaries per row). Measured on Zen 5 (matmul_bench, 128 tokens): 1 x 6 beat
+// 2 x 3 and 1 x 4 for F16 by 10-20%; quantised shapes differ by less than the noise.
+// One token (decode) reads one float row at a time (one stream the prefetchers follow
+// well; measured faster than interleaving rows), two Q8_0 rows and four Q4_0 rows (best
+// of 1, 2 and 4 in matmul_bench's one-token 32000 x 768 product, though by less than the
+// noise of the shared machine for Q4_0).
+constexpr int kFloatRows[kMaxT] = {1, 3, 2, 1, 1, 1};
+constexpr int kQ4Rows[kMaxT] = {4, 3, 2, 2, 1, 1};
+constexpr int kQ8Rows[kMaxT] = {2, 3, 2, 2, 1, 1};
+
+// The panel: for each tile of tokens (whose activations then stay in L1), every tile of
+// rows. The weights stream from L2 instead (callers keep a panel's rows small enough), which
+// costs less: a weight vector is 16 bytes in F16 and 18-34 bytes per 32 elements quantised,
+// an activation vector 32 bytes per 8 elements.
+template <class W, class X>
+void panel(const std::array<std::array<TileFn<W, X>, kMaxR>, kMaxT>& table, const int* rowsPerTile,
+           const W* w, int64_t ldw, const X* x, int64_t ldx, int64_t k, int64_t rows,
+           int64_t tokens, float* y, int64_t ldy) {
+    for (int64_t t0 = 0; t0 < tokens; t0 += kMaxT) {
+        const int64_t T = std::min<int64_t>(kMaxT, tokens - t0);
+        const int64_t rowTile = rowsPerTile[T - 1];
+        for (int64_t r0 = 0; r0 < rows; r0 += rowTile) {
+            const int64_t R = std::min(rowTile, rows - r0);
+            table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
+                w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
+        }
+    }
+}
+
+constexpr auto kF32Tiles = tileTable<float, float, FloatTile>();
+constexpr auto kF16Tiles = tileTable<uint16_t, float, FloatTile>();
+constexpr auto kQ8Tiles = tileTable<BlockQ8_0, BlockQ8_0, QuantTile>();
+constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
+
+} // namespace
+
+void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0)
+        panel(kF32Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+}
+
+void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0)
+        panel(kF16Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+}
+
+void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0)
+        panel(kQ8Tiles, kQ8Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+
+void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0)
+        panel(kQ4Tiles, kQ4Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+
+// y[0..n) += sum_j a[j] * x_j: 32 outputs at a time stay in four registers across all m
+// rows; each output sees the same FMAs in the same order as m calls of axpy.
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 y0 = _mm256_loadu_ps(y + i), y1 = _mm256_loadu_ps(y + i + 8);
+        __m256 y2 = _mm256_loadu_ps(y + i + 16), y3 = _mm256_loadu_ps(y + i + 24);
+        for (int64_t j = 0; j < m; ++j) {
+            const __m256 aj = _mm256_set1_ps(a[j]);
+            const float* xj = x + j * ldx + i;
+            y0 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj), y0);
+            y1 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 8), y1);
+            y2 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 16), y2);
+            y3 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 24), y3);
+        }
+        _mm256_storeu_ps(y + i, y0);
+        _mm256_storeu_ps(y + i + 8, y1);
+        _mm256_storeu_ps(y + i + 16, y2);
+        _mm256_storeu_ps(y + i + 24, y3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        __m256 y0 = _mm256_loadu_ps(y + i);
+        for (int64_t j = 0; j < m; ++j)
+            y0 = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), _mm256_loadu_ps(x + j * ldx + i), y0);
+        _mm256_storeu_ps(y + i, y0);
+    }
+    for (; i < n; ++i) {
+        float s = y[i];
+        for (int64_t j = 0; j < m; ++j) s = std::fma(a[j], x[j * ldx + i], s);
+        y[i] = s;
+    }
+}
+
+} // namespace mb::kernels::avx2
+
+#endif

@@ -1,0 +1,23 @@
+// Register-tiled AVX2 matrix products, defined in gemm_avx2.cpp (the only callers are the AVX2
+// vector table).
+#pragma once
+
+#include "kernels/tensor_type.h"
+
+#include <cstdint>
+
+// Declarations only: no intrinsics here, so any file may include this. Call only when the
+// CPU has AVX2+FMA+F16C. Parameters as in VecKernels::gemm* (kernels/cpu/vec.h).
+namespace mb::kernels::avx2 {
+
+void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy);
+void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+             int64_t tokens, float* y, int64_t ldy);
+void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy);
+void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
+              int64_t rows, int64_t tokens, float* y, int64_t ldy);
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n);
+
+} // namespace mb::kernels::avx2

@@ -1,0 +1,66 @@
+// Matmul throughput per weight type and shape: the kernel-level view behind prefill and decode speed.
+//
+// Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20]. For the stories110m
+// shapes (768 x 768, 2048 x 768, 768 x 2048, 32000 x 768) and each weight type, prints the best and
+// median GMAC/s (1e9 multiply-adds per second) over the repetitions. Best-of-N is the
+// figure to compare on a shared machine: interference only ever slows a run down.
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/quant.h"
+#include "kernels/cpu/vec.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace mb::kernels;
+
+int main(int argc, char** argv) {
+    const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
+    const int64_t n = argc > 2 ? std::atol(argv[2]) : 128;
+    const int reps = argc > 3 ? std::atoi(argv[3]) : 20;
+    if (threads < 1 || n < 1 || reps < 1) {
+        std::fprintf(stderr, "usage: matmul_bench [threads >= 1] [tokens >= 1] [repetitions >= 1]\n");
+        return 2;
+    }
+    std::printf("kernels: %s, threads %d, tokens %lld\n", vecKernels().name, threads, static_cast<long long>(n));
+    ThreadPool pool(threads);
+    MatmulScratch scratch;
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    // rows (out), cols (in): the layer shapes, and the output matrix, too big for the caches,
+    // whose one-token product shows the memory-bound (decode) regime.
+    const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};
+    for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
+        for (const auto& shape : shapes) {
+            const int64_t rows = shape[0], cols = shape[1];
+            std::vector<float> wf(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(n * cols));
+            for (auto& v : wf) v = dist(rng);
+            for (auto& v : x) v = dist(rng);
+            std::vector<uint8_t> packed(rowBytes(type, cols) * static_cast<size_t>(rows));
+            for (int64_t r = 0; r < rows; ++r)
+                quantizeRow(type, wf.data() + r * cols, packed.data() + r * rowBytes(type, cols), cols);
+            const WeightMatrix w{type, rows, cols, packed.data()};
+            std::vector<float> y(static_cast<size_t>(n * rows));
+            matmul(w, x.data(), n, y.data(), pool, scratch); // warm-up
+            std::vector<double> gmacs;
+            for (int r = 0; r < reps; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                matmul(w, x.data(), n, y.data(), pool, scratch);
+                const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                gmacs.push_back(static_cast<double>(rows * cols * n) / s / 1e9);
+            }
+            std::sort(gmacs.begin(), gmacs.end());
+            // Weight bytes read per second at the best time (each weight read once per call).
+            const double gbs = gmacs.back() * 1e9 / static_cast<double>(rows * cols * n) *
+                               static_cast<double>(w.bytes()) / 1e9;
+            std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
+                        std::string(tensorTypeName(type)).c_str(), static_cast<long long>(rows),
+                        static_cast<long long>(cols), gmacs.back(), gmacs[gmacs.size() / 2], gbs);
+        }
+    }
+    return 0;
+}
