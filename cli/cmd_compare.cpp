@@ -6,6 +6,7 @@
 #include "engine/session.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
+#include "lab/remote_target.h"
 #include "lab/workload.h"
 
 #include <cstdio>
@@ -22,6 +23,7 @@ namespace {
 
 struct CompareArgs {
     std::string model, modelB, profileA = "fast", profileB = "regular";
+    std::string keyEnvA, keyEnvB; // remote candidates: variables holding their API keys
     std::string workload = "shared-prefix", prompts, jsonOut;
     int64_t requests = -1, groups = -1, perGroup = -1, prefixTokens = -1, suffixTokens = -1;
     int64_t outputTokens = -1, inputTokens = -1, warmup = -1;
@@ -161,8 +163,31 @@ void runCompare(const CompareArgs& a) {
     if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
     std::vector<lab::Candidate> candidates;
     try {
-        candidates.push_back({"a", a.model, engine::Profile::load(a.profileA), a.threads});
-        candidates.push_back({"b", a.modelB.empty() ? a.model : a.modelB, engine::Profile::load(a.profileB), a.threads});
+        auto candidate = [&](const char* label, const std::string& model, const std::string& choice,
+                             const std::string& keyEnv) {
+            lab::Candidate c;
+            c.label = label;
+            c.modelPath = model;
+            c.threads = a.threads;
+            if (lab::RemoteSpec::isRemote(choice)) {
+                try {
+                    lab::RemoteSpec::parse(choice);
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError(std::string("--") + label + ": " + e.what());
+                }
+                if (!keyEnv.empty() && (!std::getenv(keyEnv.c_str()) || !*std::getenv(keyEnv.c_str())))
+                    throw UsageError(std::string("--") + label + "-api-key-env: the variable " + keyEnv + " is not set");
+                c.remote = choice;
+                c.apiKeyEnv = keyEnv;
+                c.profile.name = "remote";
+            } else {
+                if (!keyEnv.empty()) throw UsageError(std::string("--") + label + "-api-key-env is for remote targets");
+                c.profile = engine::Profile::load(choice);
+            }
+            return c;
+        };
+        candidates.push_back(candidate("a", a.model, a.profileA, a.keyEnvA));
+        candidates.push_back(candidate("b", a.modelB.empty() ? a.model : a.modelB, a.profileB, a.keyEnvB));
     } catch (const engine::ProfileError& e) {
         throw UsageError(e.what());
     }
@@ -263,8 +288,13 @@ void addCompareCommand(CLI::App& root) {
     CLI::App* cmd = root.add_subcommand("compare", "Run two serving profiles on the identical workload and compare");
     cmd->add_option("--model,-m", a->model, "GGUF model file")->required();
     cmd->add_option("--model-b", a->modelB, "A different model file for candidate B (default: --model)");
-    cmd->add_option("--a", a->profileA, "Profile A: fast, regular or a JSON profile file")->capture_default_str();
-    cmd->add_option("--b", a->profileB, "Profile B: fast, regular or a JSON profile file")->capture_default_str();
+    cmd->add_option("--a", a->profileA,
+                    "Candidate A: fast, regular, a JSON profile file, or remote:http://HOST:PORT[/v1][#MODEL] "
+                    "(an OpenAI-compatible server; --model then only supplies the tokenizer)")
+        ->capture_default_str();
+    cmd->add_option("--b", a->profileB, "Candidate B: as --a")->capture_default_str();
+    cmd->add_option("--a-api-key-env", a->keyEnvA, "Remote A: the environment variable holding its API key");
+    cmd->add_option("--b-api-key-env", a->keyEnvB, "Remote B: the environment variable holding its API key");
     cmd->add_option("--workload,-w", a->workload, "shared-prefix, chat, long-context, multi-turn, or a JSON workload file")
         ->capture_default_str();
     cmd->add_option("--prompts", a->prompts, "JSONL or plain-text prompt file instead of a synthetic workload");

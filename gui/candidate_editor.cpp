@@ -39,7 +39,8 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     m_profile->setEditable(true);
     m_profile->setObjectName(prefix + QStringLiteral("profile"));
     m_profile->addItems({QStringLiteral("fast"), QStringLiteral("regular")});
-    m_profile->setToolTip(tr("fast, regular, or a JSON profile file"));
+    m_profile->setToolTip(tr("fast, regular, a JSON profile file, or remote:http://HOST:PORT/v1#MODEL for an "
+                             "OpenAI-compatible server (vLLM, SGLang, TGI, llama.cpp, modebench-cli serve)"));
     auto* profileBrowse = new QPushButton(tr("…"));
     profileBrowse->setToolTip(tr("Choose a JSON profile file"));
     connect(profileBrowse, &QPushButton::clicked, this, [this] {
@@ -50,6 +51,15 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     profileRow->addWidget(m_profile, 1);
     profileRow->addWidget(profileBrowse);
     form->addRow(tr("Profile"), profileRow);
+
+    m_apiKeyEnv = new QLineEdit;
+    m_apiKeyEnv->setObjectName(prefix + QStringLiteral("api_key_env"));
+    m_apiKeyEnv->setPlaceholderText(tr("remote only: variable holding the API key"));
+    m_apiKeyEnv->setVisible(false);
+    form->addRow(m_apiKeyEnv);
+    connect(m_profile, &QComboBox::currentTextChanged, this, [this](const QString& text) {
+        m_apiKeyEnv->setVisible(text.startsWith(QLatin1String("remote:")));
+    });
 
     m_device = new QComboBox;
     m_device->setObjectName(prefix + QStringLiteral("device"));
@@ -94,6 +104,7 @@ CandidateSpec CandidateEditor::spec() const {
     s.label = m_label;
     s.modelPath = m_model->currentText().trimmed();
     s.profile = m_profile->currentText().trimmed();
+    s.apiKeyEnv = m_apiKeyEnv->text().trimmed();
     s.device = m_device->currentText();
     s.threads = m_threads->value();
     if (m_temperature) {

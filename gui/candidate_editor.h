@@ -7,12 +7,15 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QLineEdit;
 class QSpinBox;
 
 namespace mb::gui {
 
 // UI thread. Child widgets are named "<objectName>.model", ".profile", ".device",
-// ".threads", ".temperature", ".top_k", ".top_p", ".seed" for tests.
+// ".threads", ".temperature", ".top_k", ".top_p", ".seed", ".api_key_env" for tests. The
+// profile may also be "remote:http://HOST:PORT[/v1][#MODEL]" (an OpenAI-compatible server;
+// the model file then only supplies the tokenizer).
 class CandidateEditor : public QGroupBox {
     Q_OBJECT
 public:
@@ -31,6 +34,7 @@ private:
     QComboBox* m_model;
     QComboBox* m_profile;
     QComboBox* m_device;
+    QLineEdit* m_apiKeyEnv;
     QSpinBox* m_threads;
     QDoubleSpinBox* m_temperature = nullptr;
     QSpinBox* m_topK = nullptr;

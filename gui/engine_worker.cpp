@@ -10,6 +10,7 @@
 #include "gui/event_coalescer.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
+#include "lab/remote_target.h"
 
 #include <QFileInfo>
 
@@ -30,8 +31,15 @@ lab::Candidate toCandidate(const CandidateSpec& spec) {
         throw std::runtime_error("candidate " + spec.label.toStdString() + ": " + why);
     lab::Candidate c;
     c.label = spec.label.toStdString();
-    c.modelPath = spec.modelPath.toStdString();
-    c.profile = engine::Profile::load(spec.profile.toStdString());
+    c.modelPath = spec.modelPath.toStdString(); // remote: still the tokenizer of the prompts
+    if (lab::RemoteSpec::isRemote(spec.profile.toStdString())) {
+        lab::RemoteSpec::parse(spec.profile.toStdString()); // a malformed URL fails here, clearly
+        c.remote = spec.profile.toStdString();
+        c.apiKeyEnv = spec.apiKeyEnv.toStdString();
+        c.profile.name = "remote";
+    } else {
+        c.profile = engine::Profile::load(spec.profile.toStdString());
+    }
     c.threads = std::max(1, spec.threads);
     c.sampling = spec.sampling;
     return c;

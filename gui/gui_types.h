@@ -20,7 +20,8 @@ namespace mb::gui {
 struct CandidateSpec {
     QString label = QStringLiteral("a"); // "a", "b"
     QString modelPath;
-    QString profile = QStringLiteral("fast"); // "fast", "regular" or a JSON profile file
+    QString profile = QStringLiteral("fast"); // "fast", "regular", a JSON profile file or remote:URL
+    QString apiKeyEnv;                        // remote: the environment variable holding the key
     QString device = QStringLiteral("cpu");   // "cpu" (the CPU engine is the only backend today)
     int threads = 1;
     engine::SamplerParams sampling{.temperature = 0.0f}; // greedy by default

@@ -3,6 +3,9 @@
 
 #include "engine/gguf.h"
 #include "engine/session.h"
+#include "engine/tokenizer.h"
+#include "engine/vocab.h"
+#include "lab/remote_target.h"
 #include "lab/sha256.h"
 
 #include <algorithm>
@@ -48,12 +51,23 @@ TokenSpace tokenSpaceFor(const engine::Tokenizer& tokenizer) {
 namespace {
 
 struct Live {
-    std::unique_ptr<EmbeddedTarget> target;
+    std::unique_ptr<Target> target;
     double startupMs = 0;
 };
 
 Live startCandidate(const Candidate& c) {
     const auto t0 = std::chrono::steady_clock::now();
+    if (c.isRemote()) {
+        RemoteSpec spec = RemoteSpec::parse(c.remote);
+        spec.apiKeyEnv = c.apiKeyEnv;
+        auto remote = std::make_unique<RemoteTarget>(spec, "remote " + spec.url());
+        if (spec.textPrompts) {
+            std::shared_ptr<const engine::Tokenizer> tok =
+                engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(c.modelPath)));
+            remote->setPromptDecoder([tok](const std::vector<int32_t>& ids) { return tok->decode(ids); });
+        }
+        return Live{std::move(remote), 0};
+    }
     auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads});
     const std::string desc = "embedded " + c.profile.name + " on cpu, " + std::to_string(c.threads) + " threads";
     Live live{std::make_unique<EmbeddedTarget>(std::move(session), desc), 0};
@@ -99,6 +113,17 @@ void append(RunResult& into, RunResult&& part, double shiftMs) {
 CandidateInfo candidateInfo(const Candidate& c, bool hashModel) {
     CandidateInfo info;
     info.label = c.label;
+    if (c.isRemote()) {
+        // The URL is stored; the API key never is (only the name of its variable).
+        const RemoteSpec spec = RemoteSpec::parse(c.remote);
+        info.targetKind = "remote";
+        info.modelPath = spec.url();
+        info.shapeJson = "{}";
+        info.profileJson = nlohmann::ordered_json{{"name", "remote"},
+                                                  {"url", spec.url()},
+                                                  {"api_key_env", c.apiKeyEnv}}.dump();
+        return info;
+    }
     info.targetKind = "embedded";
     info.modelPath = c.modelPath;
     std::error_code ec;

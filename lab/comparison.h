@@ -16,12 +16,16 @@
 
 namespace mb::lab {
 
-// An embedded candidate: a model file under a profile.
+// A candidate: a model file under a profile on the embedded engine, or (when `remote` is
+// set) an OpenAI-compatible server ("remote:http://HOST:PORT[/v1][#MODEL]").
 struct Candidate {
     std::string label;     // "a", "b"
-    std::string modelPath;
+    std::string modelPath; // embedded: the GGUF file; remote: ignored
     engine::Profile profile;
     int threads = 1;
+    std::string remote;    // non-empty: a remote target (lab/remote_target.h)
+    std::string apiKeyEnv; // remote: the environment variable holding its API key
+    bool isRemote() const { return !remote.empty(); }
     // This candidate's sampling; unset: ComparisonOptions::run.sampling (the same for all).
     std::optional<engine::SamplerParams> sampling;
 };

@@ -1,0 +1,94 @@
+// `modebench-cli serve`: the embedded engine behind an OpenAI-compatible HTTP API with Prometheus metrics.
+#include "cli/command_util.h"
+
+#include "engine/gguf.h"
+#include "engine/session.h"
+#include "server/openai_server.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+namespace mb::cli {
+
+namespace {
+
+struct ServeArgs {
+    std::string model, profile = "regular", host = "127.0.0.1", apiKeyEnv, modelName;
+    int port = 8080;
+    int threads = 1;
+    int httpThreads = 64;
+};
+
+void runServe(const ServeArgs& a) {
+    requireReadableFile(a.model, "model file");
+    engine::Profile profile;
+    try {
+        profile = engine::Profile::load(a.profile);
+    } catch (const engine::ProfileError& e) {
+        throw UsageError(e.what());
+    }
+    server::ServerOptions o;
+    o.host = a.host;
+    o.port = a.port;
+    o.httpThreads = a.httpThreads;
+    o.modelName = a.modelName.empty() ? std::filesystem::path(a.model).stem().string() : a.modelName;
+    if (!a.apiKeyEnv.empty()) {
+        const char* key = std::getenv(a.apiKeyEnv.c_str());
+        if (!key || !*key) throw UsageError("--api-key-env: the variable " + a.apiKeyEnv + " is not set");
+        o.apiKey = key;
+    }
+    {
+        const engine::GgufFile header = engine::GgufFile::open(a.model);
+        const engine::GgufValue* t = header.find("tokenizer.chat_template");
+        o.chatFamily = server::detectChatFamily(t && t->type == engine::GgufValueType::String ? t->asString() : "");
+    }
+    // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else) that stops the server.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGINT);
+    sigaddset(&stopSignals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+    auto session = engine::Session::start(a.model, profile, {.threads = a.threads});
+    server::OpenAiServer http(*session, o);
+    const int port = http.bind();
+    std::cerr << "serve: " << o.modelName << " under the " << profile.name << " profile on http://" << o.host << ":"
+              << port << " (" << a.threads << " threads, chat template " << server::chatFamilyName(o.chatFamily)
+              << (o.apiKey.empty() ? "" : ", API key required") << ")\n"
+              << "serve: POST /v1/completions /v1/chat/completions, GET /v1/models /health /metrics; Ctrl+C stops\n";
+    std::thread stopper([&] {
+        int sig = 0;
+        sigwait(&stopSignals, &sig);
+        std::cerr << "serve: stopping\n";
+        http.stop();
+    });
+    http.run();
+    // run() also returns when the listener fails; wake the signal thread either way.
+    pthread_kill(stopper.native_handle(), SIGTERM);
+    stopper.join();
+}
+
+} // namespace
+
+void addServeCommand(CLI::App& root) {
+    auto args = std::make_shared<ServeArgs>();
+    CLI::App* cmd = root.add_subcommand("serve", "Serve a model over an OpenAI-compatible HTTP API (loopback by default)");
+    cmd->add_option("--model,-m", args->model, "GGUF model file")->required();
+    cmd->add_option("--profile", args->profile, "fast, regular or a JSON profile file")->capture_default_str();
+    cmd->add_option("--host", args->host, "Address to listen on (0.0.0.0 exposes it to the network)")
+        ->capture_default_str();
+    cmd->add_option("--port", args->port, "TCP port; 0 picks a free one")->check(CLI::Range(0, 65535))->capture_default_str();
+    cmd->add_option("--api-key-env", args->apiKeyEnv,
+                    "Require 'Authorization: Bearer KEY' on /v1/*, KEY read from this environment variable");
+    cmd->add_option("--model-name", args->modelName, "The model id clients use (default: the file name without .gguf)");
+    cmd->add_option("--http-threads", args->httpThreads, "Connections served at once (each stream holds one)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    addThreadsOption(*cmd, args->threads);
+    cmd->callback([args] { runServe(*args); });
+}
+
+} // namespace mb::cli

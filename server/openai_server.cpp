@@ -1,0 +1,405 @@
+// OpenAiServer: request parsing, streaming through a per-request queue, OpenAI-shaped JSON out.
+#include "server/openai_server.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+namespace mb::server {
+
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+int64_t nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// A client error: HTTP status, OpenAI error type, message.
+struct ApiError {
+    int status;
+    std::string type;
+    std::string message;
+};
+
+std::string dump(const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void sendError(httplib::Response& res, const ApiError& e) {
+    res.status = e.status;
+    res.set_content(dump({{"error", {{"message", e.message}, {"type", e.type}, {"code", e.status}}}}),
+                    "application/json");
+}
+
+// What one request asks for, parsed and checked.
+struct ParsedRequest {
+    bool chat = false;
+    bool stream = false;
+    bool includeUsage = false;
+    engine::InferenceRequest inference;
+};
+
+// The shared state of one request between the engine thread (sink) and its handler.
+struct Exchange {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<std::string> chunks; // SSE frames ready to send
+    bool finished = false;
+    engine::RequestEvent final;
+    std::string text;               // non-streaming: the generated text
+    uint64_t id = 0;
+    int64_t submittedNs = 0;
+    int64_t firstTokenNs = -1;
+};
+
+const char* finishReason(const engine::RequestEvent& e) {
+    if (e.status != engine::FinishStatus::Ok) return nullptr;
+    return e.stop == engine::StopReason::Eos ? "stop" : "length";
+}
+
+Json usageOf(const engine::RequestEvent& e) {
+    return {{"prompt_tokens", e.promptTokens},
+            {"completion_tokens", e.outputTokens},
+            {"total_tokens", e.promptTokens + e.outputTokens},
+            {"prompt_tokens_details", {{"cached_tokens", e.cachedTokens}}}};
+}
+
+// Debian's cpp-httplib 0.11 is built with a listen backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG,
+// fixed inside the shared library). 32 clients connecting at once overflow it and some
+// connections are reset. Listening again on the bound socket raises the backlog (Linux
+// allows it); the socket is found by its port among this process's listening sockets.
+void widenListenBacklog(int port) {
+    const int maxFd = std::min(::getdtablesize(), 65536);
+    for (int fd = 3; fd < maxFd; ++fd) {
+        int accepting = 0;
+        socklen_t len = sizeof accepting;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting) continue;
+        sockaddr_storage a{};
+        socklen_t alen = sizeof a;
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) continue;
+        int p = -1;
+        if (a.ss_family == AF_INET) p = ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+        if (a.ss_family == AF_INET6) p = ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+        if (p == port) ::listen(fd, SOMAXCONN);
+    }
+}
+
+} // namespace
+
+struct OpenAiServer::Impl {
+    engine::Session& session;
+    ServerOptions options;
+    httplib::Server http;
+    ServerMetrics metrics;
+    std::atomic<uint64_t> nextId{1};
+    std::atomic<bool> stopping{false};
+
+    Impl(engine::Session& s, ServerOptions o) : session(s), options(std::move(o)) {}
+
+    ParsedRequest parse(const httplib::Request& req, bool chat) const {
+        Json body;
+        try {
+            body = Json::parse(req.body);
+        } catch (const std::exception& e) {
+            throw ApiError{400, "invalid_request_error", std::string("the body is not JSON: ") + e.what()};
+        }
+        if (!body.is_object()) throw ApiError{400, "invalid_request_error", "the body must be a JSON object"};
+        auto bad = [](const std::string& m) { return ApiError{400, "invalid_request_error", m}; };
+        try {
+            if (body.contains("model") && !body["model"].is_null() && !options.modelName.empty() &&
+                body["model"].get<std::string>() != options.modelName)
+                throw ApiError{404, "not_found_error",
+                               "model '" + body["model"].get<std::string>() + "' is not served here (this server has '" +
+                                   options.modelName + "')"};
+            if (body.value("n", 1) != 1) throw bad("n: only 1 choice per request is supported");
+            if (body.contains("stop") && !body["stop"].is_null() && !(body["stop"].is_array() && body["stop"].empty()))
+                throw bad("stop: stop sequences are not supported; the request ends at EOS or max_tokens");
+            ParsedRequest p;
+            p.chat = chat;
+            p.stream = body.value("stream", false);
+            if (body.contains("stream_options") && body["stream_options"].is_object())
+                p.includeUsage = body["stream_options"].value("include_usage", false);
+            const auto& tok = session.tokenizer();
+            if (chat) {
+                if (!body.contains("messages") || !body["messages"].is_array())
+                    throw bad("messages: required, an array of {role, content}");
+                std::vector<ChatMessage> messages;
+                for (const auto& m : body["messages"]) {
+                    if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
+                        throw bad("messages: each needs a role and a string content");
+                    messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+                }
+                try {
+                    p.inference.prompt = chatPrompt(tok, options.chatFamily, messages);
+                } catch (const std::invalid_argument& e) {
+                    throw bad(std::string("messages: ") + e.what());
+                }
+            } else {
+                if (!body.contains("prompt")) throw bad("prompt: required (a string or an array of token ids)");
+                const Json& prompt = body["prompt"];
+                if (prompt.is_string()) {
+                    p.inference.prompt = tok.encode(prompt.get<std::string>(), tok.vocab().addBos);
+                } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+                    p.inference.prompt = tok.encode(prompt[0].get<std::string>(), tok.vocab().addBos);
+                } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
+                    p.inference.prompt = prompt.get<std::vector<int32_t>>();
+                } else {
+                    throw bad("prompt: a string, a one-string array or an array of token ids");
+                }
+            }
+            const int64_t maxTokens =
+                body.contains("max_completion_tokens") ? body["max_completion_tokens"].get<int64_t>()
+                                                       : body.value("max_tokens", int64_t{chat ? 256 : 16});
+            if (maxTokens < 1 || maxTokens > 1 << 20) throw bad("max_tokens: must be between 1 and 1048576");
+            p.inference.maxTokens = static_cast<int32_t>(maxTokens);
+            auto& s = p.inference.sampling;
+            s.temperature = body.value("temperature", 1.0f);
+            s.topP = body.value("top_p", 1.0f);
+            s.topK = body.value("top_k", 0);
+            s.minP = body.value("min_p", 0.0f);
+            s.repeatPenalty = body.value("repetition_penalty", 1.0f);
+            if (body.contains("seed") && !body["seed"].is_null()) s.seed = body["seed"].get<uint64_t>();
+            if (const std::string why = s.validate(); !why.empty()) throw bad(why);
+            p.inference.stopAtEos = !body.value("ignore_eos", false);
+            return p;
+        } catch (const Json::exception& e) {
+            throw bad(std::string("a field has the wrong type: ") + e.what());
+        }
+    }
+
+    // One SSE frame of a streamed completion.
+    std::string frame(const ParsedRequest& p, const std::string& id, int64_t created, const std::string& text,
+                      const char* reason, bool role) const {
+        Json choice{{"index", 0}, {"finish_reason", reason ? Json(reason) : Json(nullptr)}};
+        if (p.chat) {
+            Json delta = Json::object();
+            if (role) delta["role"] = "assistant";
+            if (!text.empty() || role) delta["content"] = text;
+            choice["delta"] = delta;
+        } else {
+            choice["text"] = text;
+            choice["logprobs"] = nullptr;
+        }
+        const Json chunk{{"id", id},
+                         {"object", p.chat ? "chat.completion.chunk" : "text_completion"},
+                         {"created", created},
+                         {"model", options.modelName},
+                         {"choices", Json::array({choice})}};
+        return "data: " + dump(chunk) + "\n\n";
+    }
+
+    void handle(const httplib::Request& req, httplib::Response& res, bool chat) {
+        ParsedRequest p;
+        try {
+            p = parse(req, chat);
+        } catch (const ApiError& e) {
+            metrics.requestFailed();
+            return sendError(res, e);
+        }
+        const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId++);
+        const int64_t created =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        auto ex = std::make_shared<Exchange>();
+        ex->submittedNs = nowNs();
+        // The sink runs on the engine thread: format and queue, never block.
+        auto sink = [this, ex, p, id, created](const engine::RequestEvent& e) {
+            std::lock_guard g(ex->mutex);
+            if (e.kind == engine::EventKind::Token) {
+                if (ex->firstTokenNs < 0) ex->firstTokenNs = e.timeNs;
+                if (p.stream) {
+                    if (!e.text.empty()) ex->chunks.push_back(frame(p, id, created, e.text, nullptr, false));
+                } else {
+                    ex->text += e.text;
+                }
+            } else if (e.kind == engine::EventKind::Finished) {
+                ex->final = e;
+                ex->finished = true;
+                if (e.status == engine::FinishStatus::Ok) {
+                    const double ttft = ex->firstTokenNs < 0 ? -1 : double(ex->firstTokenNs - ex->submittedNs) / 1e9;
+                    metrics.requestFinished(ttft, double(e.timeNs - ex->submittedNs) / 1e9, e.promptTokens,
+                                            e.outputTokens);
+                } else if (e.status != engine::FinishStatus::Cancelled) {
+                    metrics.requestFailed();
+                }
+                if (p.stream) {
+                    if (e.status == engine::FinishStatus::Ok) {
+                        ex->chunks.push_back(frame(p, id, created, "", finishReason(e), false));
+                    } else if (e.status != engine::FinishStatus::Cancelled) {
+                        // An error after the stream started: an error object inside the stream.
+                        ex->chunks.push_back(
+                            "data: " +
+                            dump({{"error", {{"message", e.error}, {"type", "server_error"}, {"code", 500}}}}) + "\n\n");
+                    }
+                    if (p.includeUsage && e.status == engine::FinishStatus::Ok) {
+                        const Json chunk{{"id", id},
+                                         {"object", p.chat ? "chat.completion.chunk" : "text_completion"},
+                                         {"created", created},
+                                         {"model", options.modelName},
+                                         {"choices", Json::array()},
+                                         {"usage", usageOf(e)}};
+                        ex->chunks.push_back("data: " + dump(chunk) + "\n\n");
+                    }
+                    ex->chunks.push_back("data: [DONE]\n\n");
+                }
+            }
+            ex->changed.notify_all();
+        };
+        ex->id = session.submit(p.inference, sink);
+        {
+            // Rejections arrive inside submit: answer them with an HTTP error, not a stream.
+            std::lock_guard g(ex->mutex);
+            if (ex->finished && ex->final.status == engine::FinishStatus::Rejected) {
+                const bool full = ex->final.error.find("queue is full") != std::string::npos;
+                return sendError(res, {full ? 503 : 400, full ? "server_overloaded" : "invalid_request_error",
+                                       ex->final.error});
+            }
+        }
+        if (p.stream) {
+            if (p.chat) {
+                std::lock_guard g(ex->mutex);
+                ex->chunks.push_front(frame(p, id, created, "", nullptr, true));
+            }
+            res.set_header("Cache-Control", "no-cache");
+            res.set_chunked_content_provider(
+                "text/event-stream",
+                [this, ex](size_t, httplib::DataSink& out) {
+                    std::unique_lock lock(ex->mutex);
+                    ex->changed.wait_for(lock, std::chrono::milliseconds(200),
+                                         [&] { return !ex->chunks.empty() || ex->finished || stopping.load(); });
+                    while (!ex->chunks.empty()) {
+                        const std::string c = std::move(ex->chunks.front());
+                        ex->chunks.pop_front();
+                        lock.unlock();
+                        if (!out.write(c.data(), c.size())) return false; // the client went away
+                        lock.lock();
+                    }
+                    if (ex->finished) {
+                        lock.unlock();
+                        out.done();
+                        return true;
+                    }
+                    return !stopping.load() && out.is_writable();
+                },
+                [this, ex](bool success) {
+                    bool done;
+                    {
+                        std::lock_guard g(ex->mutex);
+                        done = ex->finished;
+                    }
+                    if (!success && !done) session.cancel(ex->id);
+                });
+            return;
+        }
+        std::unique_lock lock(ex->mutex);
+        while (!ex->finished) {
+            ex->changed.wait_for(lock, std::chrono::milliseconds(200));
+            if (stopping.load() && !ex->finished) {
+                lock.unlock();
+                session.cancel(ex->id);
+                lock.lock();
+            }
+        }
+        const engine::RequestEvent e = ex->final;
+        if (e.status != engine::FinishStatus::Ok)
+            return sendError(res, {e.status == engine::FinishStatus::Cancelled ? 503 : 500,
+                                   e.status == engine::FinishStatus::Cancelled ? "cancelled" : "server_error",
+                                   e.error.empty() ? "the request was cancelled" : e.error});
+        Json choice{{"index", 0}, {"finish_reason", finishReason(e)}};
+        if (chat) {
+            choice["message"] = {{"role", "assistant"}, {"content", ex->text}};
+        } else {
+            choice["text"] = ex->text;
+            choice["logprobs"] = nullptr;
+        }
+        res.set_content(dump({{"id", id},
+                              {"object", chat ? "chat.completion" : "text_completion"},
+                              {"created", created},
+                              {"model", options.modelName},
+                              {"choices", Json::array({choice})},
+                              {"usage", usageOf(e)}}),
+                        "application/json");
+    }
+
+    void routes() {
+        http.new_task_queue = [n = options.httpThreads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+        http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+            if (options.apiKey.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+            if (req.get_header_value("Authorization") == "Bearer " + options.apiKey)
+                return httplib::Server::HandlerResponse::Unhandled;
+            metrics.requestFailed();
+            sendError(res, {401, "authentication_error", "missing or wrong API key (Authorization: Bearer KEY)"});
+            return httplib::Server::HandlerResponse::Handled;
+        });
+        http.Post("/v1/completions", [this](const httplib::Request& q, httplib::Response& r) { handle(q, r, false); });
+        http.Post("/v1/chat/completions", [this](const httplib::Request& q, httplib::Response& r) { handle(q, r, true); });
+        http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& r) {
+            r.set_content(dump({{"object", "list"},
+                                {"data", Json::array({{{"id", options.modelName},
+                                                       {"object", "model"},
+                                                       {"owned_by", "modebench"},
+                                                       {"max_model_len", session.contextLimit()}}})}}),
+                          "application/json");
+        });
+        http.Get("/health", [](const httplib::Request&, httplib::Response& r) {
+            r.set_content(R"({"status":"ok"})", "application/json");
+        });
+        http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
+            r.set_content(metrics.render(session.stats(), options.modelName), "text/plain; version=0.0.4");
+        });
+        http.set_error_handler([](const httplib::Request&, httplib::Response& r) {
+            if (r.body.empty())
+                sendError(r, {r.status, r.status == 404 ? "not_found_error" : "invalid_request_error",
+                              "HTTP " + std::to_string(r.status)});
+        });
+    }
+};
+
+OpenAiServer::OpenAiServer(engine::Session& session, ServerOptions options)
+    : m(std::make_unique<Impl>(session, std::move(options))) {
+    m->routes();
+}
+
+OpenAiServer::~OpenAiServer() {
+    stop();
+}
+
+int OpenAiServer::bind() {
+    int port = m->options.port;
+    if (port == 0) {
+        port = m->http.bind_to_any_port(m->options.host);
+        if (port < 0) throw std::runtime_error("cannot listen on " + m->options.host + " (any port)");
+    } else if (!m->http.bind_to_port(m->options.host, port)) {
+        throw std::runtime_error("cannot listen on " + m->options.host + ":" + std::to_string(port) +
+                                 " (in use, or not an address of this machine)");
+    }
+    widenListenBacklog(port);
+    return port;
+}
+
+void OpenAiServer::run() {
+    m->http.listen_after_bind();
+}
+
+void OpenAiServer::stop() {
+    m->stopping = true;
+    m->http.stop();
+}
+
+const ServerMetrics& OpenAiServer::metrics() const {
+    return m->metrics;
+}
+
+} // namespace mb::server

@@ -1,0 +1,55 @@
+// An OpenAI-compatible HTTP server over one engine session: completions, chat, models, health, metrics.
+#pragma once
+
+#include "engine/session.h"
+#include "server/chat_template.h"
+#include "server/server_metrics.h"
+
+#include <memory>
+#include <string>
+
+namespace mb::server {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1"; // loopback unless the user asks for more
+    int port = 8080;                // 0: any free port (tests)
+    std::string apiKey;             // non-empty: /v1/* need "Authorization: Bearer KEY"
+    std::string modelName;          // the id /v1/models lists; "model" in requests must match it
+    ChatFamily chatFamily = ChatFamily::Plain;
+    int httpThreads = 64;           // concurrent connections served (streams hold one each)
+};
+
+// Endpoints: POST /v1/completions and /v1/chat/completions (streaming as server-sent
+// events ending in `data: [DONE]`, or one JSON response; `stream_options.include_usage`
+// adds a usage chunk with `prompt_tokens_details.cached_tokens`), GET /v1/models,
+// GET /health, GET /metrics (Prometheus text). Completions take a string or an array of
+// token ids as the prompt. Errors are OpenAI-shaped JSON: 400 for a bad request or a
+// prompt over the profile's limit, 401 without the key, 404 for another model name,
+// 503 when the session's queue is full. A client that disconnects mid-stream has its
+// request cancelled.
+//
+// Threads: the HTTP library's pool runs handlers (one per connection); tokens arrive on
+// the session's engine thread and are handed to the handler through a per-request queue.
+// The session is used, not owned, and must outlive the server.
+class OpenAiServer {
+public:
+    OpenAiServer(engine::Session& session, ServerOptions options);
+    ~OpenAiServer();
+    OpenAiServer(const OpenAiServer&) = delete;
+    OpenAiServer& operator=(const OpenAiServer&) = delete;
+
+    // Binds the address; returns the port (the chosen one when options.port == 0).
+    // Throws std::runtime_error when it cannot (address in use, bad host).
+    int bind();
+    // Serves until stop(); call after bind(), from any one thread.
+    void run();
+    // Thread-safe; makes run() return. In-flight streams end.
+    void stop();
+    const ServerMetrics& metrics() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m;
+};
+
+} // namespace mb::server
