@@ -1,6 +1,7 @@
 // ServerMetrics: recording under a mutex and rendering the Prometheus text format.
 #include "server/server_metrics.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -11,8 +12,9 @@ namespace {
 const std::vector<double> kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,  1.0,
                                             2.5,   5.0,  10.0,  30.0, 60.0, 120.0, 300.0};
 
-// Shortest text that reads back as the same double ("0.1", "1e-05", "+Inf").
+// Whole numbers as integers, others in the shortest text that reads back as the same double.
 std::string number(double v) {
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v)); // counters
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.17g", v);
     for (int precision = 1; precision <= 17; ++precision) {
