@@ -30,6 +30,8 @@ void addBenchCommand(CLI::App& root);
 void addPerplexityCommand(CLI::App& root);
 void addComparePrecisionCommand(CLI::App& root);
 void addRunsCommand(CLI::App& root);
+void addSelectCommand(CLI::App& root);
+void addReportCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();
