@@ -58,12 +58,7 @@ PriceSheet parsePriceSheet(const nlohmann::json& j) {
 }
 
 PriceSheet loadPriceSheet(const std::string& path) {
-    const nlohmann::json j = json_check::parseFile(path, kWhat);
-    try {
-        return parsePriceSheet(j);
-    } catch (const RequirementsError& e) {
-        throw RequirementsError(path + ": " + e.what());
-    }
+    return json_check::loadFile(path, kWhat, parsePriceSheet);
 }
 
 nlohmann::ordered_json toJson(const PriceSheet& p) {

@@ -219,12 +219,7 @@ Requirements parseRequirements(const nlohmann::json& j) {
 }
 
 Requirements loadRequirements(const std::string& path) {
-    const nlohmann::json j = json_check::parseFile(path, kWhat);
-    try {
-        return parseRequirements(j);
-    } catch (const RequirementsError& e) {
-        throw RequirementsError(path + ": " + e.what());
-    }
+    return json_check::loadFile(path, kWhat, parseRequirements);
 }
 
 nlohmann::ordered_json toJson(const Requirements& r) {

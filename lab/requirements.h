@@ -84,6 +84,16 @@ void rejectUnknownKeys(const nlohmann::json& j, const std::vector<std::string>& 
 double number(const nlohmann::json& j, const std::string& what, const std::string& key,
               double min, double max);
 nlohmann::json parseFile(const std::string& path, const std::string& what);
+// parse(parseFile(path)), with the path prefixed to any RequirementsError.
+template <class Parse>
+auto loadFile(const std::string& path, const std::string& what, Parse parse) {
+    const nlohmann::json j = parseFile(path, what);
+    try {
+        return parse(j);
+    } catch (const RequirementsError& e) {
+        throw RequirementsError(path + ": " + e.what());
+    }
+}
 } // namespace json_check
 
 } // namespace mb::lab

@@ -19,17 +19,24 @@ StoredSelection selectionOf(std::vector<int64_t> runIds) {
     return s;
 }
 
+struct TwoRuns {
+    std::string path;
+    int64_t run1, run2;
+};
+
+// A store with two sample runs.
+TwoRuns twoRuns(const TempDir& dir) {
+    const std::string path = dir / "s.db";
+    SqliteRunSink sink(path);
+    const int64_t one = mb::test::writeSampleRun(sink, "one");
+    return {path, one, mb::test::writeSampleRun(sink, "two")};
+}
+
 } // namespace
 
 TEST(SelectionStore, SavesLoadsListsAndUpdates) {
     TempDir dir;
-    const std::string path = dir / "s.db";
-    int64_t run1 = 0, run2 = 0;
-    {
-        SqliteRunSink sink(path);
-        run1 = mb::test::writeSampleRun(sink, "one");
-        run2 = mb::test::writeSampleRun(sink, "two");
-    }
+    const auto [path, run1, run2] = twoRuns(dir);
     RunStore store = RunStore::open(path);
     const int64_t a = store.saveSelection(selectionOf({run1}));
     const int64_t b = store.saveSelection(selectionOf({run1, run2}));
@@ -73,13 +80,7 @@ TEST(SelectionStore, SavesLoadsListsAndUpdates) {
 
 TEST(SelectionStore, ASelectionGoesWithAnyOfItsRuns) {
     TempDir dir;
-    const std::string path = dir / "s.db";
-    int64_t run1 = 0, run2 = 0;
-    {
-        SqliteRunSink sink(path);
-        run1 = mb::test::writeSampleRun(sink, "one");
-        run2 = mb::test::writeSampleRun(sink, "two");
-    }
+    const auto [path, run1, run2] = twoRuns(dir);
     RunStore store = RunStore::open(path);
     store.saveSelection(selectionOf({run1}));
     store.saveSelection(selectionOf({run1, run2}));

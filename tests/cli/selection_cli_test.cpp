@@ -1,15 +1,19 @@
-// `modebench-cli select` end to end on stored synthetic runs: each shipped requirements file's
-// outcome, --save, and one-line errors with exit code 2.
+// `modebench-cli select` and `report` end to end on stored synthetic runs: each shipped
+// requirements file's outcome, --save, every report format, and one-line errors (exit code 2).
 #include "cli/cli_runner.h"
 #include "db/run_store.h"
 #include "db/sqlite_run_sink.h"
+#include "lab/markup_check.h"
+#include "lab/migration.h"
 #include "lab/selection_fixtures.h"
+#include "test_data.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 namespace fs = std::filesystem;
 using mb::test::Behaviour;
@@ -160,4 +164,128 @@ TEST_F(SelectCli, BadInputIsOneLineAndExitCodeTwo) {
                       file("prices.json", "{\"per_million\": {\"input\": -1}}")},
                      "per_million.input");
     expectCleanError({"select", "--db", m_db, "--requirements", req}, "--run");
+}
+
+namespace {
+
+const char* kSectionTitles[] = {"Recommendation", "Requirements", "Candidates, configuration and environment",
+                                "Metrics", "Charts", "Decision trace", "Migration checklist and flowchart",
+                                "Runs (raw data)"};
+
+} // namespace
+
+TEST_F(SelectCli, ReportInEveryFormat) {
+    const int64_t run = storeRun(Behaviour{.ttftMs = 400, .cachedTokens = 20, .jitterMs = 30},
+                                 Behaviour{.ttftMs = 1500, .jitterMs = 50});
+    const auto sel = selectJson({"--run", std::to_string(run), "--requirements", resource("requirements/cost.json"),
+                                 "--prices", resource("prices/example.json"), "--save"});
+    const int64_t selId = sel["selection_id"].get<int64_t>();
+    {
+        // The walk-through state saved with the selection shows in the report.
+        auto store = mb::db::RunStore::open(m_db);
+        const auto req = mb::lab::loadRequirements(resource("requirements/cost.json"));
+        auto m = mb::lab::startMigration(mb::lab::selectionResultFromJson(sel), req, mb::test::kFastProfile);
+        mb::lab::assessContext(m, mb::lab::promptLengthHistogram({120, 300}));
+        store.setSelectionMigration(selId, mb::lab::toJson(m).dump());
+    }
+    auto report = [&](const std::string& format) {
+        const std::string out = (m_dir / ("report." + format)).string();
+        const auto r = mb::test::runCli({"report", "--db", m_db, "--run", std::to_string(run), "--selection",
+                                         std::to_string(selId), "--format", format, "--out", out});
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        EXPECT_NE(r.out.find("wrote " + out), std::string::npos) << r.out;
+        return mb::test::slurp(out);
+    };
+
+    const std::string html = report("html");
+    EXPECT_EQ(mb::test::wellFormedProblem(html), "");
+    for (const char* t : kSectionTitles) EXPECT_NE(html.find(t), std::string::npos) << t;
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+    EXPECT_NE(html.find("Recommendation: fast mode, decided by the cost rule"), std::string::npos);
+    EXPECT_NE(html.find("cache warm-up</td><td>current"), std::string::npos) << "flowchart state";
+
+    const std::string md = report("md");
+    for (const char* t : kSectionTitles) EXPECT_NE(md.find(std::string("## ") + t), std::string::npos) << t;
+
+    const auto j = nlohmann::json::parse(report("json"));
+    EXPECT_EQ(j["selection"]["recommendation"], "fast");
+    EXPECT_EQ(j["selection_id"], selId);
+    EXPECT_EQ(j["run_ids"], nlohmann::json::array({run}));
+    EXPECT_EQ(j["migration"]["node"], "D");
+    EXPECT_EQ(j["sections"].size(), 8u);
+
+    const auto rows = mb::test::readCsv(report("csv"));
+    ASSERT_GT(rows.size(), 50u);
+    EXPECT_EQ(rows[0][0], "section");
+    bool costChart = false;
+    for (const auto& row : rows) costChart = costChart || (row.size() == 5 && row[0] == "chart" && row[1] == "cost");
+    EXPECT_TRUE(costChart);
+
+    // PDF: pages, and text that can be extracted.
+    const std::string pdf = report("pdf");
+    ASSERT_GT(pdf.size(), 1000u);
+    EXPECT_EQ(pdf.rfind("%PDF-", 0), 0u);
+    EXPECT_NE(pdf.find("/Type /Page"), std::string::npos);
+    if (std::system("command -v pdftotext >/dev/null 2>&1") != 0) {
+        if (mb::test::runningInCi()) FAIL() << "pdftotext (poppler-utils) is required under CI";
+        GTEST_SKIP() << "pdftotext not found (install poppler-utils, scripts/setup.sh): PDF text not checked";
+    }
+    const std::string text = (m_dir / "report.txt").string();
+    ASSERT_EQ(std::system(("pdftotext -layout " + mb::test::shellQuote((m_dir / "report.pdf").string()) + " " +
+                           mb::test::shellQuote(text))
+                              .c_str()),
+              0);
+    const std::string extracted = mb::test::slurp(text);
+    for (const char* t : {"Recommendation", "Requirements", "Metrics", "Decision trace", "Runs (raw data)"})
+        EXPECT_NE(extracted.find(t), std::string::npos) << t << " in:\n" << extracted.substr(0, 2000);
+    EXPECT_NE(extracted.find("#" + std::to_string(run)), std::string::npos);
+}
+
+TEST_F(SelectCli, ReportWithoutSelectionAndBadInput) {
+    const int64_t run = storeRun(Behaviour{}, Behaviour{});
+    const std::string out = (m_dir / "plain.md").string();
+    const auto r = mb::test::runCli({"report", "--db", m_db, "--run", std::to_string(run), "--format", "md", "--out", out});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(mb::test::slurp(out).find("No selection was made"), std::string::npos);
+
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--format", "docx", "--out", out},
+                     "--format: expected html, pdf, md, json or csv");
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--selection", "999", "--format", "html",
+                      "--out", out},
+                     "no selection 999");
+    expectCleanError({"report", "--db", m_db, "--run", "4242", "--format", "html", "--out", out}, "no run 4242");
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--format", "html", "--out",
+                      "/nonexistent-dir/r.html"},
+                     "cannot write /nonexistent-dir/r.html");
+    const auto sel = selectJson({"--run", std::to_string(run), "--requirements",
+                                 resource("requirements/latency-fast.json"), "--save"});
+    const int64_t other = storeRun(Behaviour{}, Behaviour{});
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(other), "--selection",
+                      std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out},
+                     "was not made on run " + std::to_string(other));
+}
+
+// The whole path on a real model: compare stores a run, select decides, report writes HTML.
+TEST_F(SelectCli, CompareSelectReportOnARealModel) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto cmp = mb::test::runCli({"compare", "--model", model.string(), "--workload", "shared-prefix",
+                                       "--groups", "2", "--per-group", "3", "--prefix-tokens", "32",
+                                       "--suffix-tokens", "8", "--output-tokens", "4", "--threads", "2", "--db", m_db});
+    ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(cmp.err, m, std::regex("stored run (\\d+)"))) << cmp.err;
+    const std::string run = m[1];
+    const auto sel = selectJson({"--run", run, "--requirements", resource("requirements/latency-fast.json"),
+                                 "--prices", resource("prices/example.json"), "--save"});
+    EXPECT_TRUE(sel["recommendation"] == "fast" || sel["recommendation"] == "regular");
+    EXPECT_EQ(sel["trace"].size(), 4u);
+    EXPECT_GT(sel["scores"]["fast"]["hit_rate"].get<double>(), 0.0) << "the shared prefixes hit the fast cache";
+    EXPECT_EQ(sel["scores"]["regular"]["hit_rate"].get<double>(), 0.0);
+    const std::string out = (m_dir / "real.html").string();
+    const auto rep = mb::test::runCli({"report", "--db", m_db, "--selection",
+                                       std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out});
+    ASSERT_EQ(rep.exitCode, 0) << rep.err;
+    const std::string html = mb::test::slurp(out);
+    EXPECT_EQ(mb::test::wellFormedProblem(html), "");
+    EXPECT_NE(html.find("stories260K.gguf"), std::string::npos);
 }
