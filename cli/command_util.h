@@ -31,6 +31,8 @@ void addPerplexityCommand(CLI::App& root);
 void addComparePrecisionCommand(CLI::App& root);
 void addRunsCommand(CLI::App& root);
 void addServeCommand(CLI::App& root);
+void addSelectCommand(CLI::App& root);
+void addReportCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
     mb::cli::addComparePrecisionCommand(app);
     mb::cli::addRunsCommand(app);
     mb::cli::addServeCommand(app);
+    mb::cli::addSelectCommand(app);
+    mb::cli::addReportCommand(app);
     if (argc > 1 && argv[1][0] != '-') {
         const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });
         if (known.empty()) {

@@ -3,6 +3,7 @@
 
 #include "db/sqlite.h"
 #include "lab/run_sink.h"
+#include "lab/stored_run.h"
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@
 namespace mb::db {
 
 // Named time series of a candidate: (metric, [(second, value), ...]) — lab::RunSink's shape.
-using SeriesList = std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>;
+using SeriesList = lab::SeriesList;
 
 // "running" ... "failed" back to the enum; throws DbError on anything else.
 lab::RunStatus runStatusFromName(std::string_view name);

@@ -7,6 +7,7 @@
 #include "db/sqlite.h"
 #include "lab/request_record.h"
 #include "lab/run_sink.h"
+#include "lab/stored_run.h"
 
 #include <nlohmann/json.hpp>
 
@@ -45,22 +46,21 @@ struct RunFilter {
     int64_t limit = -1;        // newest first; -1 = all
 };
 
-struct StoredCandidate {
-    int64_t id = 0;
-    lab::CandidateInfo info;
-    std::string summaryJson;                  // "" until finishCandidate
-    int64_t requestCount = 0;                 // stored requests (filled for every detail level)
-    std::vector<lab::RequestRecord> requests; // by workload index; record.id is that index
-    SeriesList series;                        // metrics in name order, points by second
-};
+// The stored-run values live in lab (the selection and report models read them).
+using StoredCandidate = lab::StoredCandidate;
+using StoredRun = lab::StoredRun;
 
-struct StoredRun {
+// A saved selection (selections table): what was asked, the result and the migration
+// walk-through, as JSON texts (lab::toJson of Requirements, PriceSheet, SelectionResult,
+// MigrationState). pricesJson and migrationJson may be empty.
+struct StoredSelection {
     int64_t id = 0;
     std::string createdAt;
-    lab::RunInfo info; // name, tags and the JSON texts
-    lab::RunStatus status = lab::RunStatus::Running;
-    std::string summaryJson; // "" until finishRun
-    std::vector<StoredCandidate> candidates;
+    std::vector<int64_t> runIds; // the first is the run the selection belongs to
+    std::string requirementsJson;
+    std::string pricesJson;
+    std::string resultJson;
+    std::string migrationJson;
 };
 
 enum class RunDetail {
@@ -122,6 +122,18 @@ public:
     // The key metrics of every candidate of the given runs, in that order.
     RunDiff metricsTable(const std::vector<int64_t>& runIds) const;
     RunDiff diffRuns(int64_t id1, int64_t id2) const { return metricsTable({id1, id2}); }
+
+    // Selections (selection_store.cpp). saveSelection assigns id and created_at and throws
+    // DbError "no run ID in PATH" when a run is missing; a selection is deleted with any
+    // of its runs.
+    int64_t saveSelection(const StoredSelection& selection);
+    // Throws DbError "no selection ID in PATH" when absent.
+    StoredSelection getSelection(int64_t id) const;
+    // Newest first; with runId, only the selections citing that run.
+    std::vector<StoredSelection> listSelections(std::optional<int64_t> runId = std::nullopt) const;
+    // Replaces the migration walk-through state of a saved selection.
+    void setSelectionMigration(int64_t id, const std::string& migrationJson);
+    void deleteSelection(int64_t id);
 
 private:
     explicit RunStore(Connection c) : m_connection(std::move(c)) {}

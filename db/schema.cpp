@@ -112,6 +112,19 @@ CREATE INDEX reports_by_run ON reports(run_id);
 CREATE INDEX reports_by_selection ON reports(selection_id);
 )sql";
 
+// Version 2: a selection names every run it pooled (repeats) and keeps its price sheet.
+// run_id stays the first run (its ON DELETE CASCADE); the trigger removes a selection when
+// any other of its runs is deleted, so a stored selection never cites a missing run.
+constexpr std::string_view kSchemaV2 = R"sql(
+ALTER TABLE selections ADD COLUMN run_ids TEXT NOT NULL DEFAULT '[]';  -- JSON array of run ids
+ALTER TABLE selections ADD COLUMN prices_json TEXT;
+UPDATE selections SET run_ids = json_array(run_id) WHERE run_id IS NOT NULL;
+CREATE TRIGGER selections_follow_runs AFTER DELETE ON runs BEGIN
+    DELETE FROM selections
+    WHERE EXISTS (SELECT 1 FROM json_each(selections.run_ids) WHERE json_each.value = OLD.id);
+END;
+)sql";
+
 static_assert(kApplicationId == 1296196706, "kSchemaV1 spells the application id in decimal");
 
 [[noreturn]] void notOurs(const std::string& path, const std::string& why) {
@@ -210,7 +223,8 @@ void setPragmas(Connection& c, bool writer) {
 const std::vector<std::string_view>& migrations() {
     static const std::vector<std::string_view> kMigrations = {
         kSchemaV1,
-        // Version 2 goes here: one SQL string taking version 1 to 2.
+        kSchemaV2,
+        // Version 3 goes here: one SQL string taking version 2 to 3.
     };
     return kMigrations;
 }

@@ -1,0 +1,124 @@
+// `modebench-cli select`: apply the selection rules to stored runs and print the decision.
+#include "cli/command_util.h"
+#include "cli/selection_inputs.h"
+
+#include "engine/gguf.h"
+#include "engine/tokenizer.h"
+#include "lab/selection.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+
+namespace mb::cli {
+
+namespace {
+
+struct SelectArgs {
+    std::string db, requirements, prices, model;
+    std::vector<int64_t> runs;
+    bool json = false, save = false;
+    int replicates = 200;
+    uint64_t seed = 42;
+};
+
+void printText(const lab::SelectionResult& r, std::optional<int64_t> savedId) {
+    std::cout << std::fixed << std::setprecision(3);
+    std::cout << "recommendation: " << lab::modeName(r.recommendation) << " (decided by "
+              << (r.decidedBy == "score" ? std::string("the weighted score") : "the " + r.decidedBy + " rule")
+              << ")\nconfidence: " << r.confidence << " (" << r.noise.agreeing << " of " << r.noise.replicates
+              << " " << (r.noise.method == "bootstrap" ? "bootstrap replicates" : "runs") << " agree)"
+              << (r.marginWithinNoise ? ", margin within the noise" : ", clear margin") << "\ntrace:\n";
+    for (const auto& t : r.trace)
+        std::cout << "  " << std::left << std::setw(11) << t.rule << (t.fired ? "FIRED  " : "-      ") << t.detail
+                  << '\n';
+    for (const auto& c : r.conflicts) std::cout << "conflict: " << c << '\n';
+    std::cout << "scores (weights latency " << r.weights.latency << ", cost " << r.weights.cost << ", features "
+              << r.weights.features << "):\n";
+    for (const auto& s : r.scores) {
+        std::cout << "  " << std::left << std::setw(8) << lab::modeName(s.mode) << " total " << s.total
+                  << "  latency " << s.latency << "  cost " << s.costScore << "  features " << s.features;
+        if (s.opsPenalty > 0) std::cout << "  ops -" << s.opsPenalty;
+        std::cout << "  (" << s.label << ": " << s.profile << ")\n";
+        if (s.cost)
+            std::cout << "           monthly " << std::setprecision(2) << s.cost->total << ' ' << s.cost->currency
+                      << ", " << std::setprecision(4) << s.cost->perMillionTokens << " per million tokens\n"
+                      << std::setprecision(3);
+    }
+    std::cout << "monitor (fast mode):\n";
+    for (const auto& m : r.monitoring) std::cout << "  " << m << '\n';
+    if (savedId) std::cout << "saved as selection " << *savedId << '\n';
+}
+
+void runSelect(const SelectArgs& a) {
+    lab::Requirements req;
+    std::optional<lab::PriceSheet> prices;
+    try {
+        req = lab::loadRequirements(a.requirements);
+        if (!a.prices.empty()) prices = lab::loadPriceSheet(a.prices);
+    } catch (const lab::RequirementsError& e) {
+        throw UsageError(e.what());
+    }
+    db::RunStore store = openExistingStore(a.db);
+    const auto runs = loadRuns(store, a.runs);
+    lab::SelectionOptions options;
+    options.bootstrapReplicates = a.replicates;
+    options.seed = a.seed;
+    options.baseDirectory = std::filesystem::path(a.requirements).parent_path().string();
+    std::shared_ptr<const engine::Tokenizer> tokenizer;
+    lab::SelectionResult result;
+    try {
+        if (!req.inputs.promptFile.empty()) tokenizer = promptTokenizer(runs, a.model, options);
+        result = lab::select(req, prices, runs, options);
+    } catch (const lab::SelectionError& e) {
+        throw UsageError(e.what());
+    } catch (const engine::GgufError& e) {
+        throw UsageError(std::string("tokenizer for inputs.prompt_file: ") + e.what());
+    } catch (const std::runtime_error& e) { // loadPromptFile: "FILE:LINE: reason"
+        throw UsageError(std::string("inputs.prompt_file: ") + e.what());
+    }
+    std::optional<int64_t> savedId;
+    if (a.save) {
+        db::StoredSelection sel;
+        sel.runIds = a.runs;
+        sel.requirementsJson = lab::toJson(req).dump();
+        if (prices) sel.pricesJson = lab::toJson(*prices).dump();
+        sel.resultJson = lab::toJson(result).dump();
+        savedId = store.saveSelection(sel);
+    }
+    if (a.json) {
+        Json j = lab::toJson(result);
+        if (savedId) j["selection_id"] = *savedId;
+        printJson(j);
+    } else {
+        printText(result, savedId);
+    }
+}
+
+} // namespace
+
+void addSelectCommand(CLI::App& root) {
+    auto a = std::make_shared<SelectArgs>();
+    CLI::App* cmd = root.add_subcommand(
+        "select", "Recommend fast or regular mode from stored runs: the four rules of the selection framework, "
+                  "a weighted score and a confidence (docs/SELECTION.md)");
+    addDatabaseOption(*cmd, a->db);
+    cmd->add_option("--run", a->runs,
+                    "Run id with one fast and one regular candidate; repeat for repeated runs of the same two")
+        ->required();
+    cmd->add_option("--requirements", a->requirements, "Requirements file (JSON; see resources/requirements/)")
+        ->required();
+    cmd->add_option("--prices", a->prices, "Price sheet (JSON; see resources/prices/example.json)");
+    cmd->add_option("--model", a->model,
+                    "Model whose tokenizer measures inputs.prompt_file (default: the first run's model)");
+    cmd->add_option("--replicates", a->replicates, "Bootstrap replicates for a single run")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    cmd->add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();
+    cmd->add_flag("--save", a->save, "Store the selection with its runs and print its id");
+    cmd->add_flag("--json", a->json, "Print the result as JSON");
+    cmd->callback([a] { runSelect(*a); });
+}
+
+} // namespace mb::cli

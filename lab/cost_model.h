@@ -1,0 +1,66 @@
+// Price sheets and monthly cost projections from measured token counts and prefix hit rates.
+//
+// Formula (docs/SELECTION.md):
+//   input      I = requests × input_tokens_per_request        (tokens a month)
+//   cached     Ic = I × hit_rate,   uncached Iu = I − Ic
+//   output     O = requests × output_tokens_per_request
+//   list       L = (Iu·p_input + Ic·p_cached_input + O·p_output) / 1e6
+//   tokens     T = I + O; blended price b = L / T per token
+//   tiers      each tier discounts the tokens above its threshold, up to the next tier's
+//              threshold (marginal, like tax brackets): token charge = Σ_bands n_band·b·(1 − d_band)
+//   hardware   H = accelerator_hour × requests / measured_requests_per_s / 3600
+//   total      = base_fee + token charge + H;   per million tokens = total / T × 1e6
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mb::lab {
+
+struct PriceSheet {
+    std::string currency = "USD";
+    double input = 0;       // per million uncached input tokens
+    double cachedInput = 0; // per million input tokens served from the prefix cache
+    double output = 0;      // per million output tokens
+    double acceleratorHour = 0;
+    double baseFee = 0; // per month
+    struct Tier {
+        double aboveTokens = 0; // monthly tokens (input + output) beyond which the discount applies
+        double discount = 0;    // fraction off, [0, 1)
+    };
+    std::vector<Tier> tiers; // strictly increasing aboveTokens
+};
+
+// Unknown keys and impossible values throw RequirementsError naming the key
+// ("prices: per_million.input: ..."). Every key is optional; prices default to 0.
+PriceSheet parsePriceSheet(const nlohmann::json& j);
+PriceSheet loadPriceSheet(const std::string& path);
+nlohmann::ordered_json toJson(const PriceSheet& p);
+
+// What is being projected: a month of traffic with the measured cache behaviour.
+struct Volume {
+    double requests = 0;               // a month
+    double inputTokensPerRequest = 0;  // prompt tokens
+    double outputTokensPerRequest = 0;
+    double hitRate = 0;                // share of input tokens served from the prefix cache, [0, 1]
+    double requestsPerS = 0;           // measured throughput; 0: no accelerator-hour charge
+};
+
+struct CostProjection {
+    std::string currency;
+    double inputTokens = 0, cachedInputTokens = 0, uncachedInputTokens = 0, outputTokens = 0;
+    double inputCost = 0, cachedInputCost = 0, outputCost = 0; // at list price
+    double tierDiscount = 0;     // subtracted from the token charges
+    double acceleratorHours = 0, acceleratorCost = 0;
+    double baseFee = 0;
+    double total = 0;
+    double perMillionTokens = 0; // total / (input + output) × 1e6; 0 without tokens
+};
+
+CostProjection projectMonthlyCost(const PriceSheet& prices, const Volume& volume);
+nlohmann::ordered_json toJson(const CostProjection& c);
+
+} // namespace mb::lab

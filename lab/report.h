@@ -1,0 +1,78 @@
+// The selection report model (PRODUCT.md §8): one value every format renders (HTML, Markdown,
+// JSON, CSV, PDF), built from stored runs plus an optional selection and migration state.
+//
+// A report is a title, ordered sections (paragraphs, tables, chart references) and charts
+// as data series. Renderers own no content: a new format walks the same sections.
+#pragma once
+
+#include "lab/migration.h"
+#include "lab/selection.h"
+#include "lab/stored_run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mb::lab {
+
+struct ReportTable {
+    std::string title;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows; // each as wide as columns
+};
+
+struct ReportSeries {
+    std::string name;
+    std::vector<std::pair<double, double>> points; // Line: (x, y); Bars: (category index, value)
+};
+
+struct ReportChart {
+    enum class Kind { Line, Bars };
+    std::string id; // "ttft_histogram", "e2e_cdf", "ttft_over_time", "hit_rate_over_time", "throughput", "cost"
+    std::string title, xLabel, yLabel;
+    Kind kind = Kind::Line;
+    std::vector<std::string> categories; // Bars only
+    std::vector<ReportSeries> series;
+};
+
+struct ReportSection {
+    std::string id; // "recommendation", "requirements", "candidates", "metrics", "charts", "trace", "migration", "runs"
+    std::string title;
+    std::vector<std::string> paragraphs;
+    std::vector<ReportTable> tables;
+    std::vector<std::string> chartIds; // charts shown in this section, by id
+};
+
+// What a stored selection adds to a report.
+struct ReportSelection {
+    int64_t id = 0; // 0 when not stored
+    SelectionResult result;
+    nlohmann::ordered_json requirements; // lab::toJson(Requirements)
+    nlohmann::ordered_json prices;       // lab::toJson(PriceSheet), null without one
+    std::optional<MigrationState> migration;
+};
+
+struct Report {
+    std::string title;
+    std::string generatedAt; // ISO-8601 UTC, given by the caller (reports are reproducible)
+    std::vector<int64_t> runIds;
+    std::optional<ReportSelection> selection;
+    std::vector<ReportSection> sections; // in the order of PRODUCT.md §8
+    std::vector<ReportChart> charts;
+
+    const ReportChart* chart(const std::string& id) const;
+};
+
+// Runs must carry their requests (RunDetail::Full) for the latency tables and charts; a
+// candidate without requests is reported from its stored summary and series only.
+Report buildReport(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& selection,
+                   const std::string& generatedAt);
+
+// The candidate's display name in reports: "#RUN label (profile)".
+std::string candidateName(const StoredRun& run, const StoredCandidate& c);
+
+} // namespace mb::lab

@@ -1,0 +1,17 @@
+// The PDF report, through Qt 6 Gui (QTextDocument + QPdfWriter); built only with Qt 6 Gui.
+#pragma once
+
+#include "lab/report.h"
+
+#include <string>
+
+namespace mb::lab {
+
+// Writes `report` to `path` as an A4 PDF: the same sections as the HTML report, charts
+// painted from the same layout (report_chart.h). Needs a QGuiApplication: when the
+// process has none (the CLI) it creates one for the call, on the offscreen platform
+// unless QT_QPA_PLATFORM says otherwise. Call from the thread that owns (or may create)
+// the application object. Throws std::runtime_error when the file cannot be written.
+void writeReportPdf(const Report& report, const std::string& path);
+
+} // namespace mb::lab

@@ -1,0 +1,152 @@
+// The selection result as JSON (CLI output, stored selections, reports) and back.
+#include "lab/selection.h"
+
+namespace mb::lab {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+OJson scoreJson(const CandidateScore& c) {
+    OJson slo = OJson::array();
+    for (const auto& k : c.slo)
+        slo.push_back({{"key", k.key}, {"limit_ms", k.limitMs}, {"measured_ms", k.measuredMs}, {"met", k.met}});
+    return {{"label", c.label},
+            {"profile", c.profile},
+            {"total", c.total},
+            {"latency", c.latency},
+            {"cost", c.costScore},
+            {"features", c.features},
+            {"ops_penalty", c.opsPenalty},
+            {"meets_slo", c.meetsSlo},
+            {"slo", slo},
+            {"ok_share", c.okShare},
+            {"hit_rate", c.hitRate},
+            {"requests_per_s", c.requestsPerS},
+            {"input_tokens_per_request", c.inputTokensPerRequest},
+            {"output_tokens_per_request", c.outputTokensPerRequest},
+            {"supports", {{"hot_updates", c.hotUpdates}, {"custom_batching", c.customBatching}}}};
+}
+
+CostProjection costFromJson(const nlohmann::json& j) {
+    CostProjection c;
+    c.currency = j.at("currency").get<std::string>();
+    c.inputTokens = j.at("input_tokens").get<double>();
+    c.cachedInputTokens = j.at("cached_input_tokens").get<double>();
+    c.uncachedInputTokens = j.at("uncached_input_tokens").get<double>();
+    c.outputTokens = j.at("output_tokens").get<double>();
+    c.inputCost = j.at("input_cost").get<double>();
+    c.cachedInputCost = j.at("cached_input_cost").get<double>();
+    c.outputCost = j.at("output_cost").get<double>();
+    c.tierDiscount = j.at("tier_discount").get<double>();
+    c.acceleratorHours = j.at("accelerator_hours").get<double>();
+    c.acceleratorCost = j.at("accelerator_cost").get<double>();
+    c.baseFee = j.at("base_fee").get<double>();
+    c.total = j.at("total").get<double>();
+    c.perMillionTokens = j.at("per_million_tokens").get<double>();
+    return c;
+}
+
+CandidateScore scoreFromJson(Mode mode, const nlohmann::json& j, const nlohmann::json& cost) {
+    CandidateScore c;
+    c.mode = mode;
+    c.label = j.at("label").get<std::string>();
+    c.profile = j.at("profile").get<std::string>();
+    c.total = j.at("total").get<double>();
+    c.latency = j.at("latency").get<double>();
+    c.costScore = j.at("cost").get<double>();
+    c.features = j.at("features").get<double>();
+    c.opsPenalty = j.at("ops_penalty").get<double>();
+    c.meetsSlo = j.at("meets_slo").get<bool>();
+    for (const auto& k : j.at("slo"))
+        c.slo.push_back({k.at("key").get<std::string>(), k.at("limit_ms").get<double>(),
+                         k.at("measured_ms").get<double>(), k.at("met").get<bool>()});
+    c.okShare = j.at("ok_share").get<double>();
+    c.hitRate = j.at("hit_rate").get<double>();
+    c.requestsPerS = j.at("requests_per_s").get<double>();
+    c.inputTokensPerRequest = j.at("input_tokens_per_request").get<double>();
+    c.outputTokensPerRequest = j.at("output_tokens_per_request").get<double>();
+    c.hotUpdates = j.at("supports").at("hot_updates").get<bool>();
+    c.customBatching = j.at("supports").at("custom_batching").get<bool>();
+    if (!cost.is_null()) c.cost = costFromJson(cost);
+    return c;
+}
+
+} // namespace
+
+nlohmann::ordered_json toJson(const SelectionResult& r) {
+    OJson j;
+    j["recommendation"] = modeName(r.recommendation);
+    j["decided_by"] = r.decidedBy;
+    j["confidence"] = r.confidence;
+    j["margin_within_noise"] = r.marginWithinNoise;
+    j["noise"] = {{"method", r.noise.method},
+                  {"replicates", r.noise.replicates},
+                  {"agreeing", r.noise.agreeing},
+                  {"seed", r.noise.seed},
+                  {"score_margin", r.noise.scoreMargin},
+                  {"ci95_low", r.noise.ci95Low},
+                  {"ci95_high", r.noise.ci95High}};
+    OJson trace = OJson::array();
+    for (const auto& t : r.trace) trace.push_back({{"rule", t.rule}, {"fired", t.fired}, {"detail", t.detail}});
+    j["trace"] = trace;
+    j["conflicts"] = r.conflicts;
+    OJson scores, cost;
+    for (const auto& s : r.scores) {
+        scores[modeName(s.mode)] = scoreJson(s);
+        cost[modeName(s.mode)] = s.cost ? toJson(*s.cost) : OJson();
+    }
+    scores["weights"] = {{"latency", r.weights.latency}, {"cost", r.weights.cost}, {"features", r.weights.features}};
+    j["scores"] = scores;
+    const bool priced = !r.scores.empty() && r.scores.front().cost.has_value();
+    j["cost"] = priced ? cost : OJson();
+    j["inputs"] = {{"source", r.inputs.source},
+                   {"prompt_file", r.inputs.promptFile},
+                   {"count", r.inputs.count},
+                   {"over_cap", r.inputs.overCap},
+                   {"share", r.inputs.share},
+                   {"longest", r.inputs.longest},
+                   {"cap", r.inputs.cap}};
+    j["monitoring"] = r.monitoring;
+    j["run_ids"] = r.runIds;
+    return j;
+}
+
+SelectionResult selectionResultFromJson(const nlohmann::json& j) {
+    try {
+        SelectionResult r;
+        const std::string rec = j.at("recommendation").get<std::string>();
+        if (rec != "fast" && rec != "regular") throw SelectionError("recommendation: expected fast or regular");
+        r.recommendation = rec == "fast" ? Mode::Fast : Mode::Regular;
+        r.decidedBy = j.at("decided_by").get<std::string>();
+        r.confidence = j.at("confidence").get<double>();
+        r.marginWithinNoise = j.at("margin_within_noise").get<bool>();
+        const auto& n = j.at("noise");
+        r.noise = {n.at("method").get<std::string>(), n.at("replicates").get<int64_t>(),
+                   n.at("agreeing").get<int64_t>(),   n.at("seed").get<uint64_t>(),
+                   n.at("score_margin").get<double>(), n.at("ci95_low").get<double>(),
+                   n.at("ci95_high").get<double>()};
+        for (const auto& t : j.at("trace"))
+            r.trace.push_back({t.at("rule").get<std::string>(), t.at("fired").get<bool>(),
+                               t.at("detail").get<std::string>()});
+        r.conflicts = j.at("conflicts").get<std::vector<std::string>>();
+        const auto& cost = j.at("cost");
+        for (Mode m : {Mode::Fast, Mode::Regular})
+            r.scores.push_back(scoreFromJson(m, j.at("scores").at(modeName(m)),
+                                             cost.is_null() ? nlohmann::json() : cost.at(modeName(m))));
+        const auto& w = j.at("scores").at("weights");
+        r.weights = {w.at("latency").get<double>(), w.at("cost").get<double>(), w.at("features").get<double>()};
+        const auto& in = j.at("inputs");
+        r.inputs = {in.at("source").get<std::string>(), in.at("prompt_file").get<std::string>(),
+                    in.at("count").get<int64_t>(),       in.at("over_cap").get<int64_t>(),
+                    in.at("longest").get<int64_t>(),     in.at("cap").get<int64_t>(),
+                    in.at("share").get<double>()};
+        r.monitoring = j.at("monitoring").get<std::vector<std::string>>();
+        r.runIds = j.at("run_ids").get<std::vector<int64_t>>();
+        return r;
+    } catch (const nlohmann::json::exception& e) {
+        throw SelectionError(std::string("not a selection result: ") + e.what());
+    }
+}
+
+} // namespace mb::lab

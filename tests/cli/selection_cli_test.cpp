@@ -1,0 +1,291 @@
+// `modebench-cli select` and `report` end to end on stored synthetic runs: each shipped
+// requirements file's outcome, --save, every report format, and one-line errors (exit code 2).
+#include "cli/cli_runner.h"
+#include "db/run_store.h"
+#include "db/sqlite_run_sink.h"
+#include "lab/markup_check.h"
+#include "lab/migration.h"
+#include "lab/selection_fixtures.h"
+#include "test_data.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace fs = std::filesystem;
+using mb::test::Behaviour;
+
+namespace {
+
+class SelectCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir = fs::temp_directory_path() / ("mb_select_" + std::to_string(::getpid()) + "_" +
+                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+        m_db = (m_dir / "runs.db").string();
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    // Writes a synthetic run through the store's sink; returns its id.
+    int64_t storeRun(const Behaviour& fast, const Behaviour& regular, int requests = 30,
+                     bool withRegular = true) {
+        const auto run = mb::test::syntheticRun(0, fast, regular, requests);
+        mb::db::SqliteRunSink sink(m_db);
+        const int64_t id = sink.beginRun(run.info);
+        for (size_t k = 0; k < (withRegular ? 2u : 1u); ++k) {
+            const auto& c = run.candidates[k];
+            const int64_t cid = sink.addCandidate(id, c.info);
+            for (const auto& r : c.requests) sink.requestFinished(cid, r);
+            sink.finishCandidate(cid, c.summaryJson, c.series);
+        }
+        sink.finishRun(id, mb::lab::RunStatus::Complete, "{}");
+        return id;
+    }
+
+    std::string resource(const std::string& rel) const {
+        return (fs::path(MODEBENCH_SOURCE_DIR) / "resources" / rel).string();
+    }
+    std::string file(const std::string& name, const std::string& text) const {
+        const auto p = m_dir / name;
+        std::ofstream(p) << text;
+        return p.string();
+    }
+
+    nlohmann::json selectJson(std::vector<std::string> args) {
+        args.insert(args.begin(), {"select", "--db", m_db, "--json"});
+        const auto r = mb::test::runCli(args);
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        try {
+            return nlohmann::json::parse(r.out);
+        } catch (const std::exception&) {
+            ADD_FAILURE() << "not JSON: " << r.out;
+            return {};
+        }
+    }
+
+    void expectCleanError(std::vector<std::string> args, const std::string& mentions) {
+        const auto r = mb::test::runCli(args);
+        EXPECT_EQ(r.exitCode, 2) << r.out << r.err;
+        EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+
+    fs::path m_dir;
+    std::string m_db;
+};
+
+} // namespace
+
+TEST_F(SelectCli, EachShippedRequirementsFileGivesItsOutcome) {
+    // Fast: 20% of prompt tokens cached, TTFT 400 ms; regular: TTFT 1500 ms, no cache.
+    const int64_t run = storeRun(Behaviour{.ttftMs = 400, .cachedTokens = 20}, Behaviour{.ttftMs = 1500});
+    const std::string id = std::to_string(run);
+
+    const auto latency = selectJson({"--run", id, "--requirements", resource("requirements/latency-fast.json")});
+    EXPECT_EQ(latency["recommendation"], "fast");
+    EXPECT_EQ(latency["decided_by"], "latency");
+    ASSERT_EQ(latency["trace"].size(), 4u);
+    const char* rules[] = {"context", "latency", "cost", "operations"};
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(latency["trace"][i]["rule"], rules[i]);
+        EXPECT_TRUE(latency["trace"][i]["fired"].is_boolean());
+        EXPECT_FALSE(latency["trace"][i]["detail"].get<std::string>().empty());
+    }
+    EXPECT_TRUE(latency["trace"][1]["fired"].get<bool>());
+    EXPECT_GE(latency["confidence"].get<double>(), 0.0);
+    EXPECT_LE(latency["confidence"].get<double>(), 1.0);
+    EXPECT_TRUE(latency["margin_within_noise"].is_boolean());
+    EXPECT_TRUE(latency["scores"]["fast"]["total"].is_number());
+    EXPECT_TRUE(latency["cost"].is_null()) << "no --prices";
+
+    const auto context =
+        selectJson({"--run", id, "--requirements", resource("requirements/long-context-regular.json")});
+    EXPECT_EQ(context["recommendation"], "regular");
+    EXPECT_EQ(context["decided_by"], "context");
+
+    const auto cost = selectJson({"--run", id, "--requirements", resource("requirements/cost.json"), "--prices",
+                                  resource("prices/example.json")});
+    EXPECT_EQ(cost["recommendation"], "fast");
+    EXPECT_EQ(cost["decided_by"], "cost");
+    EXPECT_EQ(cost["cost"]["fast"]["currency"], "CNY");
+    EXPECT_LT(cost["cost"]["fast"]["per_million_tokens"].get<double>(),
+              cost["cost"]["regular"]["per_million_tokens"].get<double>());
+
+    const auto lowOps = selectJson({"--run", id, "--requirements", resource("requirements/low-ops.json")});
+    EXPECT_EQ(lowOps["recommendation"], "regular");
+    EXPECT_EQ(lowOps["decided_by"], "score");
+    EXPECT_TRUE(lowOps["trace"][3]["fired"].get<bool>());
+}
+
+TEST_F(SelectCli, SaveStoresTheSelection) {
+    const int64_t run1 = storeRun(Behaviour{.ttftMs = 400}, Behaviour{.ttftMs = 1500});
+    const int64_t run2 = storeRun(Behaviour{.ttftMs = 410}, Behaviour{.ttftMs = 1400});
+    const auto j = selectJson({"--run", std::to_string(run1), "--run", std::to_string(run2), "--requirements",
+                               resource("requirements/latency-fast.json"), "--save"});
+    EXPECT_EQ(j["noise"]["method"], "repeated_runs");
+    ASSERT_TRUE(j.contains("selection_id"));
+    auto store = mb::db::RunStore::open(m_db);
+    const auto sel = store.getSelection(j["selection_id"].get<int64_t>());
+    EXPECT_EQ(sel.runIds, (std::vector<int64_t>{run1, run2}));
+    EXPECT_EQ(nlohmann::json::parse(sel.resultJson)["recommendation"], "fast");
+    EXPECT_TRUE(sel.pricesJson.empty());
+    // Text output names the recommendation and every rule.
+    const auto text = mb::test::runCli({"select", "--db", m_db, "--run", std::to_string(run1), "--requirements",
+                                        resource("requirements/latency-fast.json")});
+    EXPECT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("recommendation: fast"), std::string::npos) << text.out;
+    for (const char* rule : {"context", "latency", "cost", "operations"})
+        EXPECT_NE(text.out.find(rule), std::string::npos) << rule;
+}
+
+TEST_F(SelectCli, BadInputIsOneLineAndExitCodeTwo) {
+    const int64_t run = storeRun(Behaviour{}, Behaviour{});
+    const int64_t lonely = storeRun(Behaviour{}, Behaviour{}, 5, /*withRegular=*/false);
+    const std::string req = resource("requirements/latency-fast.json");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(run), "--requirements", "/nonexistent.json"},
+                     "/nonexistent.json: cannot open");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(run), "--requirements",
+                      file("bad.json", "{\"slo\": ")},
+                     "not JSON");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(run), "--requirements",
+                      file("noslo.json", "{\"weights\": {\"cost\": 1}}")},
+                     "slo: required");
+    expectCleanError({"select", "--db", m_db, "--run", "4242", "--requirements", req}, "no run 4242");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(lonely), "--requirements", req},
+                     "needs one fast and one regular candidate");
+    expectCleanError({"select", "--db", (m_dir / "missing.db").string(), "--run", "1", "--requirements", req},
+                     "no database at");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(run), "--requirements", req, "--prices",
+                      file("prices.json", "{\"per_million\": {\"input\": -1}}")},
+                     "per_million.input");
+    expectCleanError({"select", "--db", m_db, "--requirements", req}, "--run");
+}
+
+namespace {
+
+const char* kSectionTitles[] = {"Recommendation", "Requirements", "Candidates, configuration and environment",
+                                "Metrics", "Charts", "Decision trace", "Migration checklist and flowchart",
+                                "Runs (raw data)"};
+
+} // namespace
+
+TEST_F(SelectCli, ReportInEveryFormat) {
+    const int64_t run = storeRun(Behaviour{.ttftMs = 400, .cachedTokens = 20, .jitterMs = 30},
+                                 Behaviour{.ttftMs = 1500, .jitterMs = 50});
+    const auto sel = selectJson({"--run", std::to_string(run), "--requirements", resource("requirements/cost.json"),
+                                 "--prices", resource("prices/example.json"), "--save"});
+    const int64_t selId = sel["selection_id"].get<int64_t>();
+    {
+        // The walk-through state saved with the selection shows in the report.
+        auto store = mb::db::RunStore::open(m_db);
+        const auto req = mb::lab::loadRequirements(resource("requirements/cost.json"));
+        auto m = mb::lab::startMigration(mb::lab::selectionResultFromJson(sel), req, mb::test::kFastProfile);
+        mb::lab::assessContext(m, mb::lab::promptLengthHistogram({120, 300}));
+        store.setSelectionMigration(selId, mb::lab::toJson(m).dump());
+    }
+    auto report = [&](const std::string& format) {
+        const std::string out = (m_dir / ("report." + format)).string();
+        const auto r = mb::test::runCli({"report", "--db", m_db, "--run", std::to_string(run), "--selection",
+                                         std::to_string(selId), "--format", format, "--out", out});
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        EXPECT_NE(r.out.find("wrote " + out), std::string::npos) << r.out;
+        return mb::test::slurp(out);
+    };
+
+    const std::string html = report("html");
+    EXPECT_EQ(mb::test::wellFormedProblem(html), "");
+    for (const char* t : kSectionTitles) EXPECT_NE(html.find(t), std::string::npos) << t;
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+    EXPECT_NE(html.find("Recommendation: fast mode, decided by the cost rule"), std::string::npos);
+    EXPECT_NE(html.find("cache warm-up</td><td>current"), std::string::npos) << "flowchart state";
+
+    const std::string md = report("md");
+    for (const char* t : kSectionTitles) EXPECT_NE(md.find(std::string("## ") + t), std::string::npos) << t;
+
+    const auto j = nlohmann::json::parse(report("json"));
+    EXPECT_EQ(j["selection"]["recommendation"], "fast");
+    EXPECT_EQ(j["selection_id"], selId);
+    EXPECT_EQ(j["run_ids"], nlohmann::json::array({run}));
+    EXPECT_EQ(j["migration"]["node"], "D");
+    EXPECT_EQ(j["sections"].size(), 8u);
+
+    const auto rows = mb::test::readCsv(report("csv"));
+    ASSERT_GT(rows.size(), 50u);
+    EXPECT_EQ(rows[0][0], "section");
+    bool costChart = false;
+    for (const auto& row : rows) costChart = costChart || (row.size() == 5 && row[0] == "chart" && row[1] == "cost");
+    EXPECT_TRUE(costChart);
+
+    // PDF: pages, and text that can be extracted.
+    const std::string pdf = report("pdf");
+    ASSERT_GT(pdf.size(), 1000u);
+    EXPECT_EQ(pdf.rfind("%PDF-", 0), 0u);
+    EXPECT_NE(pdf.find("/Type /Page"), std::string::npos);
+    if (std::system("command -v pdftotext >/dev/null 2>&1") != 0) {
+        if (mb::test::runningInCi()) FAIL() << "pdftotext (poppler-utils) is required under CI";
+        GTEST_SKIP() << "pdftotext not found (install poppler-utils, scripts/setup.sh): PDF text not checked";
+    }
+    const std::string text = (m_dir / "report.txt").string();
+    ASSERT_EQ(std::system(("pdftotext -layout " + mb::test::shellQuote((m_dir / "report.pdf").string()) + " " +
+                           mb::test::shellQuote(text))
+                              .c_str()),
+              0);
+    const std::string extracted = mb::test::slurp(text);
+    for (const char* t : {"Recommendation", "Requirements", "Metrics", "Decision trace", "Runs (raw data)"})
+        EXPECT_NE(extracted.find(t), std::string::npos) << t << " in:\n" << extracted.substr(0, 2000);
+    EXPECT_NE(extracted.find("#" + std::to_string(run)), std::string::npos);
+}
+
+TEST_F(SelectCli, ReportWithoutSelectionAndBadInput) {
+    const int64_t run = storeRun(Behaviour{}, Behaviour{});
+    const std::string out = (m_dir / "plain.md").string();
+    const auto r = mb::test::runCli({"report", "--db", m_db, "--run", std::to_string(run), "--format", "md", "--out", out});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(mb::test::slurp(out).find("No selection was made"), std::string::npos);
+
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--format", "docx", "--out", out},
+                     "--format: expected html, pdf, md, json or csv");
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--selection", "999", "--format", "html",
+                      "--out", out},
+                     "no selection 999");
+    expectCleanError({"report", "--db", m_db, "--run", "4242", "--format", "html", "--out", out}, "no run 4242");
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(run), "--format", "html", "--out",
+                      "/nonexistent-dir/r.html"},
+                     "cannot write /nonexistent-dir/r.html");
+    const auto sel = selectJson({"--run", std::to_string(run), "--requirements",
+                                 resource("requirements/latency-fast.json"), "--save"});
+    const int64_t other = storeRun(Behaviour{}, Behaviour{});
+    expectCleanError({"report", "--db", m_db, "--run", std::to_string(other), "--selection",
+                      std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out},
+                     "was not made on run " + std::to_string(other));
+}
+
+// The whole path on a real model: compare stores a run, select decides, report writes HTML.
+TEST_F(SelectCli, CompareSelectReportOnARealModel) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto cmp = mb::test::runCli({"compare", "--model", model.string(), "--workload", "shared-prefix",
+                                       "--groups", "2", "--per-group", "3", "--prefix-tokens", "32",
+                                       "--suffix-tokens", "8", "--output-tokens", "4", "--threads", "2", "--db", m_db});
+    ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(cmp.err, m, std::regex("stored run (\\d+)"))) << cmp.err;
+    const std::string run = m[1];
+    const auto sel = selectJson({"--run", run, "--requirements", resource("requirements/latency-fast.json"),
+                                 "--prices", resource("prices/example.json"), "--save"});
+    EXPECT_TRUE(sel["recommendation"] == "fast" || sel["recommendation"] == "regular");
+    EXPECT_EQ(sel["trace"].size(), 4u);
+    EXPECT_GT(sel["scores"]["fast"]["hit_rate"].get<double>(), 0.0) << "the shared prefixes hit the fast cache";
+    EXPECT_EQ(sel["scores"]["regular"]["hit_rate"].get<double>(), 0.0);
+    const std::string out = (m_dir / "real.html").string();
+    const auto rep = mb::test::runCli({"report", "--db", m_db, "--selection",
+                                       std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out});
+    ASSERT_EQ(rep.exitCode, 0) << rep.err;
+    const std::string html = mb::test::slurp(out);
+    EXPECT_EQ(mb::test::wellFormedProblem(html), "");
+    EXPECT_NE(html.find("stories260K.gguf"), std::string::npos);
+}

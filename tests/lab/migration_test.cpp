@@ -1,0 +1,220 @@
+// The migration flowchart: its edges, each node's check, the I→F loop, rollback and JSON.
+#include "lab/migration.h"
+#include "lab/migration_warmup.h"
+#include "lab/selection.h"
+#include "selection_fixtures.h"
+#include "test_data.h"
+
+#include <gtest/gtest.h>
+
+using namespace mb::lab;
+using N = MigrationNode;
+
+namespace {
+
+Requirements slo(const std::string& json) {
+    return parseRequirements(nlohmann::json::parse(json));
+}
+
+// A monitoring pass with the given TTFT p95 and queue p95 against a TTFT p95 bound.
+MonitorResult pass(const Requirements& req, double ttftMs, double queueMs, double hitRate) {
+    RunSummary s;
+    s.requests = 50;
+    s.ttftMs.count = 50;
+    s.ttftMs.p95 = s.ttftMs.p99 = ttftMs;
+    s.queueMs.count = 50;
+    s.queueMs.p95 = queueMs;
+    s.promptTokens.mean = 300;
+    s.hitRate = hitRate;
+    return monitorFromSummary(s, req, 7);
+}
+
+MigrationState atNodeF(const Requirements& req, double fastHitRate = 0.5) {
+    SelectionResult sel;
+    CandidateScore fast;
+    fast.hitRate = fastHitRate;
+    sel.scores = {fast};
+    sel.monitoring = {"prefix hit rate", "ttft_ms.p95"};
+    MigrationState s = startMigration(sel, req, mb::test::kFastProfile);
+    assessContext(s, promptLengthHistogram({100, 200, 32768}));
+    recordWarmup(s, WarmupResult{120, 80, 2, 4096, true, true, "reload refused"});
+    enableFast(s);
+    return s;
+}
+
+std::vector<N> nodes(std::initializer_list<N> n) { return n; }
+
+} // namespace
+
+TEST(Migration, EdgesAreExactlyTheFlowchart) {
+    std::vector<std::string> edges;
+    for (const auto& e : migrationEdges())
+        edges.push_back(std::string(nodeName(e.from)) + "-" + e.label + ">" + nodeName(e.to));
+    EXPECT_EQ(edges, (std::vector<std::string>{"A->B", "B-yes>C", "B-no>D", "D->E", "E->F", "F->G", "G-yes>H",
+                                               "G-no>I", "I->F"}));
+    EXPECT_STREQ(nodeTitle(N::B), "input > 32K?");
+    EXPECT_STREQ(nodeTitle(N::I), "adjust batching parameters");
+}
+
+TEST(Migration, HistogramBinsAndTheCapBoundary) {
+    const auto h = promptLengthHistogram({1, 3, 4, 32768, 32769});
+    EXPECT_EQ(h.count, 5);
+    EXPECT_EQ(h.overCap, 1);
+    EXPECT_EQ(h.longest, 32769);
+    ASSERT_EQ(h.bins.back().upTo, 65536);
+    EXPECT_EQ(h.bins.back().count, 1);   // 32769
+    EXPECT_EQ(h.bins[15].upTo, 32768);
+    EXPECT_EQ(h.bins[15].count, 1);      // 32768 is not over the cap
+    EXPECT_EQ(h.bins[2].count, 2);       // 3 and 4 in (2, 4]
+    EXPECT_TRUE(inputsExceedCap(h, 0.0));
+    EXPECT_TRUE(inputsExceedCap(h, 0.19));
+    EXPECT_FALSE(inputsExceedCap(h, 0.2));
+    EXPECT_FALSE(inputsExceedCap(promptLengthHistogram({32768}), 0.0));
+    EXPECT_TRUE(promptLengthHistogram({}).bins.empty());
+}
+
+TEST(Migration, LongInputsKeepRegularMode) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = startMigration(SelectionResult{}, req, mb::test::kFastProfile);
+    assessContext(s, promptLengthHistogram({100, 32769}));
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_EQ(s.path, nodes({N::A, N::B, N::C}));
+    EXPECT_TRUE(s.finished());
+    EXPECT_FALSE(s.rolledBack);
+    EXPECT_THROW(enableFast(s), MigrationError);
+}
+
+TEST(Migration, WarmupMustRefuseTheModelUpdate) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = startMigration(SelectionResult{}, req, mb::test::kFastProfile);
+    EXPECT_THROW(recordWarmup(s, {}), MigrationError) << "D before A";
+    assessContext(s, promptLengthHistogram({100}));
+    ASSERT_EQ(s.node, N::D);
+    recordWarmup(s, WarmupResult{50, 40, 1, 0, true, false, "reload accepted"});
+    EXPECT_EQ(s.node, N::D) << "an accepted update fails the check";
+    EXPECT_NE(s.lastNote.find("accepted during the warm-up"), std::string::npos) << s.lastNote;
+    EXPECT_NE(checkWarmup({}), "");
+    recordWarmup(s, WarmupResult{50, 40, 1, 0, true, true, "refused"});
+    EXPECT_EQ(s.node, N::E);
+    EXPECT_NE(s.checklist.warmupPlan.find("50 ms"), std::string::npos);
+}
+
+TEST(Migration, SloMetOnFirstPassFinishes) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req);
+    recordMonitoring(s, pass(req, 300, 10, 0.6), req);
+    EXPECT_EQ(s.node, N::H);
+    EXPECT_EQ(s.path, nodes({N::A, N::B, N::D, N::E, N::F, N::G, N::H}));
+    EXPECT_TRUE(s.finished());
+}
+
+TEST(Migration, MissedSloLoopsThroughBatchingAdjustments) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req);
+    // Queueing dominates TTFT: batch more.
+    recordMonitoring(s, pass(req, 800, 600, 0.6), req);
+    ASSERT_EQ(s.node, N::I);
+    const auto& p = s.proposals.back();
+    EXPECT_FALSE(p.from.dynamic);
+    EXPECT_TRUE(p.to.dynamic);
+    EXPECT_EQ(p.to.maxBatch, 2);
+    EXPECT_EQ(p.to.maxBatchTokens, 2048); // max(2048, ceil(2 × 300 / 256) × 256 = 768)
+    EXPECT_EQ(p.to.maxWaitMs, 0.0);       // no TTFT slack
+    EXPECT_NE(p.reason.find("queue p95 600.0 ms is 75% of TTFT p95 800.0 ms"), std::string::npos) << p.reason;
+    applyBatching(s);
+    EXPECT_EQ(s.node, N::F);
+    EXPECT_EQ(s.batching.maxBatch, 2);
+    EXPECT_EQ(s.adjustments, 1);
+    // Second pass still misses; the loop goes round again, then meets the SLO.
+    recordMonitoring(s, pass(req, 650, 400, 0.6), req);
+    ASSERT_EQ(s.node, N::I);
+    EXPECT_EQ(s.proposals.back().to.maxBatch, 4);
+    applyBatching(s);
+    recordMonitoring(s, pass(req, 450, 50, 0.6), req);
+    EXPECT_EQ(s.node, N::H);
+    EXPECT_EQ(s.path, nodes({N::A, N::B, N::D, N::E, N::F, N::G, N::I, N::F, N::G, N::I, N::F, N::G, N::H}));
+    EXPECT_EQ(s.monitoring.size(), 3u);
+}
+
+TEST(Migration, SlowIterationsHalveTheBatch) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    const BatchingKnobs current{true, 16, 4096, 5.0};
+    const auto p = proposeBatching(current, pass(req, 450, 20, 0.5), req);
+    EXPECT_EQ(p.to.maxBatch, 8);
+    EXPECT_TRUE(p.to.dynamic);
+    EXPECT_EQ(p.to.maxBatchTokens, 4096);
+    EXPECT_EQ(p.to.maxWaitMs, 5.0); // slack 50 ms / 2 = 25 > 5: unchanged
+    EXPECT_EQ(proposeBatching(current, pass(req, 495, 20, 0.5), req).to.maxWaitMs, 2.5);
+}
+
+TEST(Migration, RollbackWhenTheCacheRunsCold) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req, /*fastHitRate=*/0.5); // floor 0.4
+    EXPECT_DOUBLE_EQ(s.trigger.hitRateFloor, 0.4);
+    recordMonitoring(s, pass(req, 900, 100, 0.1), req);
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_TRUE(s.rolledBack);
+    EXPECT_NE(s.rollbackReason.find("prefix hit rate 0.100 is below the floor 0.400"), std::string::npos)
+        << s.rollbackReason;
+    EXPECT_EQ(s.path, nodes({N::A, N::B, N::D, N::E, N::F, N::G, N::C}));
+}
+
+TEST(Migration, RollbackAfterTheLastAllowedAdjustment) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req);
+    s.maxAdjustments = 1;
+    recordMonitoring(s, pass(req, 800, 600, 0.6), req);
+    applyBatching(s);
+    recordMonitoring(s, pass(req, 700, 500, 0.6), req);
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_TRUE(s.rolledBack);
+    EXPECT_NE(s.rollbackReason.find("after 1 batching adjustments"), std::string::npos) << s.rollbackReason;
+    EXPECT_NE(s.rollbackReason.find("ttft_ms.p99 700.0 ms is above the SLO 500 ms"), std::string::npos)
+        << s.rollbackReason;
+}
+
+TEST(Migration, ManualRollbackFromTheMonitoringNodesOnly) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req);
+    rollBack(s, "operator decision");
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_THROW(rollBack(s, "again"), MigrationError);
+    MigrationState early = startMigration(SelectionResult{}, req, mb::test::kFastProfile);
+    EXPECT_THROW(rollBack(early, "too early"), MigrationError);
+}
+
+TEST(Migration, ChecklistAndStateRoundTripThroughJson) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}, "e2e_ms": {"p99": 2000}}})");
+    MigrationState s = atNodeF(req);
+    EXPECT_FALSE(s.checklist.complete()) << "the client-streaming question is open";
+    s.checklist.clientStreams = true;
+    EXPECT_TRUE(s.checklist.complete());
+    recordMonitoring(s, pass(req, 800, 600, 0.6), req);
+    const auto j = toJson(s);
+    EXPECT_EQ(j["node"], "I");
+    EXPECT_EQ(j["path"].size(), 7u);
+    EXPECT_EQ(j["checklist"]["client_streams"], true);
+    EXPECT_EQ(toJson(migrationFromJson(j)), j);
+    auto bad = nlohmann::json::parse(j.dump());
+    bad["node"] = "Z";
+    EXPECT_THROW(migrationFromJson(bad), MigrationError);
+    EXPECT_THROW(migrationFromJson(nlohmann::json::object()), MigrationError);
+}
+
+// Node D for real: a fast session refuses the model update while it warms up.
+TEST(MigrationWarmup, FastSessionRefusesTheUpdateDuringWarmup) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    std::vector<std::vector<int32_t>> prompts = {std::vector<int32_t>(40, 5), std::vector<int32_t>(48, 9)};
+    prompts[0][0] = prompts[1][0] = 1;
+    const WarmupResult w = runWarmup(model.string(), mb::engine::Profile::fast(), prompts);
+    EXPECT_TRUE(w.reloadAttempted);
+    EXPECT_TRUE(w.reloadRefused) << w.reloadMessage;
+    EXPECT_NE(w.reloadMessage.find("warm-up"), std::string::npos);
+    EXPECT_GT(w.wallMs, 0.0);
+    EXPECT_GT(w.cachedBytes, 0u) << "primed prefixes hold KV blocks";
+    EXPECT_EQ(checkWarmup(w), "");
+    // The regular profile hot-reloads: the same step reports the update as accepted.
+    const WarmupResult r = runWarmup(model.string(), mb::engine::Profile::regular(), prompts);
+    EXPECT_FALSE(r.reloadRefused);
+    EXPECT_NE(checkWarmup(r), "");
+}

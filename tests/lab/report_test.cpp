@@ -1,0 +1,180 @@
+// The report model and its Qt-free renderers: sections of PRODUCT.md §8 in order, charts as
+// data, well-formed self-contained HTML, Markdown, JSON and CSV.
+#include "lab/report.h"
+#include "lab/report_render.h"
+#include "markup_check.h"
+#include "selection_fixtures.h"
+
+#include <gtest/gtest.h>
+
+using namespace mb::lab;
+using mb::test::Behaviour;
+
+namespace {
+
+const std::vector<std::string> kSections = {"recommendation", "requirements", "candidates", "metrics",
+                                            "charts",         "trace",        "migration",  "runs"};
+
+struct Fixture {
+    std::vector<StoredRun> runs;
+    ReportSelection selection;
+};
+
+Fixture fixture() {
+    Fixture f;
+    f.runs = {mb::test::syntheticRun(11, Behaviour{.ttftMs = 300, .cachedTokens = 60, .jitterMs = 40},
+                                     Behaviour{.ttftMs = 900, .jitterMs = 60}, 30)};
+    const auto req = parseRequirements(nlohmann::json::parse(
+        R"({"slo": {"ttft_ms": {"p95": 2000}}, "monthly": {"requests": 1000000}, "ops_capability": "low"})"));
+    const auto prices = parsePriceSheet(nlohmann::json::parse(
+        R"({"currency": "CNY", "per_million": {"input": 0.2, "cached_input": 0.02, "output": 0.8}, "base_fee": 5})"));
+    f.selection.id = 3;
+    f.selection.result = select(req, prices, f.runs);
+    f.selection.requirements = toJson(req);
+    f.selection.prices = toJson(prices);
+    MigrationState m = startMigration(f.selection.result, req, mb::test::kFastProfile);
+    assessContext(m, promptLengthHistogram({100, 200}));
+    f.selection.migration = m;
+    return f;
+}
+
+std::vector<std::string> sectionIds(const Report& r) {
+    std::vector<std::string> ids;
+    for (const auto& s : r.sections) ids.push_back(s.id);
+    return ids;
+}
+
+const ReportTable* table(const Report& r, const std::string& title) {
+    for (const auto& s : r.sections)
+        for (const auto& t : s.tables)
+            if (t.title == title) return &t;
+    return nullptr;
+}
+
+} // namespace
+
+TEST(Report, HoldsEverySectionOfTheProductInOrder) {
+    const Fixture f = fixture();
+    const Report r = buildReport(f.runs, f.selection, "2024-05-01T00:00:00.000Z");
+    EXPECT_EQ(sectionIds(r), kSections);
+    EXPECT_EQ(r.runIds, (std::vector<int64_t>{11}));
+    EXPECT_NE(r.sections[0].paragraphs[0].find("Recommendation: fast mode, decided by the latency rule"),
+              std::string::npos)
+        << r.sections[0].paragraphs[0];
+    EXPECT_NE(r.sections[0].paragraphs[1].find("Confidence: "), std::string::npos);
+    // Candidates with full configuration and environment.
+    const ReportTable* config = table(r, "Configuration of #11 a (fast)");
+    ASSERT_TRUE(config);
+    bool reload = false;
+    for (const auto& row : config->rows) reload = reload || (row[0] == "profile.reload" && row[1] == "after_warmup");
+    EXPECT_TRUE(reload);
+    const ReportTable* env = table(r, "Environment and workload of run #11");
+    ASSERT_TRUE(env);
+    EXPECT_EQ(env->rows[0], (std::vector<std::string>{"environment.cpu", "test cpu"}));
+    // Metric tables with percentiles, measured from the requests.
+    const ReportTable* ttft = table(r, "TTFT (ms)");
+    ASSERT_TRUE(ttft);
+    EXPECT_EQ(ttft->columns[2], "p50");
+    EXPECT_EQ(ttft->columns[6], "p99.9");
+    EXPECT_EQ(ttft->rows[0][0], "#11 a (fast)");
+    EXPECT_EQ(ttft->rows[0][1], "30");
+    EXPECT_EQ(ttft->rows[0][2], "380.0"); // 300 + (i % 5) × 40: median 380
+    // Charts as data series: every chart of §8 plus cost.
+    for (const char* id : {"ttft_histogram", "e2e_cdf", "ttft_over_time", "hit_rate_over_time", "throughput", "cost"}) {
+        const ReportChart* c = r.chart(id);
+        ASSERT_TRUE(c) << id;
+        EXPECT_EQ(c->series.size(), 2u) << id;
+        EXPECT_FALSE(c->series[0].points.empty()) << id;
+    }
+    EXPECT_EQ(r.chart("e2e_cdf")->series[0].points.back().second, 1.0);
+    int histogramTotal = 0;
+    for (const auto& [x, y] : r.chart("ttft_histogram")->series[0].points) histogramTotal += static_cast<int>(y);
+    EXPECT_EQ(histogramTotal, 30);
+    // Trace, checklist and flowchart state.
+    const ReportTable* trace = table(r, "Rules, in order");
+    ASSERT_TRUE(trace);
+    ASSERT_EQ(trace->rows.size(), 4u);
+    EXPECT_EQ(trace->rows[3][0], "operations");
+    EXPECT_EQ(trace->rows[3][1], "yes");
+    const ReportTable* flow = table(r, "Flowchart");
+    ASSERT_TRUE(flow);
+    EXPECT_EQ(flow->rows[3], (std::vector<std::string>{"D", "cache warm-up", "current", "1"}));
+    EXPECT_EQ(flow->rows[7][2], "pending");
+    ASSERT_TRUE(table(r, "Checklist"));
+    ASSERT_TRUE(table(r, "Monthly cost projection"));
+}
+
+TEST(Report, WithoutASelectionItSaysSo) {
+    const Fixture f = fixture();
+    const Report r = buildReport(f.runs, std::nullopt, "t");
+    EXPECT_EQ(sectionIds(r), kSections);
+    EXPECT_NE(r.sections[0].paragraphs[0].find("No selection"), std::string::npos);
+    EXPECT_FALSE(r.chart("cost"));
+    EXPECT_TRUE(r.chart("ttft_histogram"));
+}
+
+TEST(ReportRender, HtmlIsSelfContainedAndWellFormed) {
+    const Fixture f = fixture();
+    const std::string html = renderHtml(buildReport(f.runs, f.selection, "2024-05-01T00:00:00.000Z"));
+    EXPECT_EQ(mb::test::wellFormedProblem(html), "");
+    for (const auto& id : kSections) EXPECT_NE(html.find("<h2 id=\"" + id + "\">"), std::string::npos) << id;
+    size_t svgs = 0;
+    for (size_t p = html.find("<svg"); p != std::string::npos; p = html.find("<svg", p + 1)) ++svgs;
+    EXPECT_EQ(svgs, 6u);
+    EXPECT_NE(html.find("<polyline"), std::string::npos);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(html.find("src=\""), std::string::npos) << "no external resources";
+    EXPECT_EQ(html.find("<link"), std::string::npos);
+    // Text is escaped: the trace's "<=" arrives as &lt;=.
+    EXPECT_NE(html.find("&lt;= 2000"), std::string::npos);
+    // The checker itself catches broken markup.
+    EXPECT_NE(mb::test::wellFormedProblem("<p><b>x</p></b>"), "");
+    EXPECT_NE(mb::test::wellFormedProblem("<p>a < b</p>"), "");
+}
+
+TEST(ReportRender, MarkdownJsonAndCsvHoldTheSections) {
+    const Fixture f = fixture();
+    const Report r = buildReport(f.runs, f.selection, "2024-05-01T00:00:00.000Z");
+    const std::string md = renderMarkdown(r);
+    for (const char* h : {"## Recommendation", "## Requirements", "## Candidates, configuration and environment",
+                          "## Metrics", "## Charts", "## Decision trace", "## Migration checklist and flowchart",
+                          "## Runs (raw data)", "### TTFT histogram", "| rule | fired | detail |"})
+        EXPECT_NE(md.find(h), std::string::npos) << h;
+
+    const auto j = renderJson(r);
+    EXPECT_EQ(j["format"], "modebench-report");
+    EXPECT_EQ(j["selection"]["recommendation"], "fast");
+    EXPECT_EQ(j["selection_id"], 3);
+    EXPECT_EQ(j["migration"]["node"], "D");
+    ASSERT_EQ(j["sections"].size(), kSections.size());
+    for (size_t i = 0; i < kSections.size(); ++i) EXPECT_EQ(j["sections"][i]["id"], kSections[i]);
+    EXPECT_EQ(j["charts"].size(), 6u);
+
+    const auto rows = mb::test::readCsv(renderCsv(r));
+    ASSERT_GT(rows.size(), 100u);
+    EXPECT_EQ(rows[0], (std::vector<std::string>{"section", "table", "row", "column", "value"}));
+    size_t chartRows = 0, traceRows = 0;
+    for (const auto& row : rows) {
+        EXPECT_EQ(row.size(), 5u);
+        chartRows += row[0] == "chart" ? 1 : 0;
+        traceRows += row[0] == "trace" && row[3] == "rule" ? 1 : 0;
+    }
+    EXPECT_GT(chartRows, 30u);
+    EXPECT_EQ(traceRows, 4u);
+}
+
+TEST(ReportChart, LayoutScalesIntoTheCanvas) {
+    ReportChart c{"x", "A line", "x", "y", ReportChart::Kind::Line, {}, {{"s", {{0, 0}, {10, 5}}}}};
+    const ChartLayout l = layoutChart(c, 400, 200);
+    ASSERT_EQ(l.polylines.size(), 1u);
+    for (const auto& [x, y] : l.polylines[0].points) {
+        EXPECT_GE(x, 0);
+        EXPECT_LE(x, 400);
+        EXPECT_GE(y, 0);
+        EXPECT_LE(y, 200);
+    }
+    EXPECT_LT(l.polylines[0].points[1].second, l.polylines[0].points[0].second) << "larger y is higher";
+    const ChartLayout empty = layoutChart(ReportChart{"e", "Empty", "", "", ReportChart::Kind::Line, {}, {}});
+    EXPECT_TRUE(empty.polylines.empty());
+    EXPECT_EQ(empty.texts.back().text, "no data");
+}

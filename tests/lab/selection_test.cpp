@@ -1,0 +1,317 @@
+// The selection rules at and around their boundaries, the score, the confidence and the JSON.
+#include "lab/selection.h"
+#include "selection_fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace mb::lab;
+using mb::test::Behaviour;
+using mb::test::syntheticRun;
+
+namespace {
+
+Requirements requirements(const std::string& json) {
+    return parseRequirements(nlohmann::json::parse(json));
+}
+
+const TraceEntry& rule(const SelectionResult& r, const std::string& name) {
+    for (const auto& t : r.trace)
+        if (t.rule == name) return t;
+    throw std::runtime_error("no trace entry " + name);
+}
+
+PriceSheet examplePrices() {
+    return parsePriceSheet(nlohmann::json::parse(
+        R"({"currency": "CNY", "per_million": {"input": 0.2, "cached_input": 0.02, "output": 0.8}})"));
+}
+
+// Both candidates equally fast (TTFT 100 ms) so only the rule under test can fire.
+const Requirements kRelaxed = requirements(R"({"slo": {"ttft_ms": {"p95": 5000}}})");
+
+// One prompt per request; request 0 of the fast candidate has `tokens` tokens before truncation.
+std::vector<StoredRun> runWithLongestPrompt(int64_t tokens) {
+    Behaviour fast, regular;
+    auto run = syntheticRun(1, fast, regular, 20);
+    run.candidates[0].requests[0].promptTokens = std::min<int64_t>(tokens, kFastContextCap);
+    run.candidates[0].requests[0].truncatedTokens = std::max<int64_t>(0, tokens - kFastContextCap);
+    run.candidates[1].requests[0].promptTokens = tokens;
+    return {run};
+}
+
+} // namespace
+
+TEST(Selection, ContextRuleBoundaryFromRecordedPrompts) {
+    const auto at = select(kRelaxed, std::nullopt, runWithLongestPrompt(32768));
+    EXPECT_FALSE(rule(at, "context").fired) << rule(at, "context").detail;
+    EXPECT_EQ(at.inputs.overCap, 0);
+    EXPECT_EQ(at.inputs.longest, 32768);
+
+    const auto over = select(kRelaxed, std::nullopt, runWithLongestPrompt(32769));
+    EXPECT_TRUE(rule(over, "context").fired);
+    EXPECT_EQ(over.recommendation, Mode::Regular);
+    EXPECT_EQ(over.decidedBy, "context");
+    EXPECT_EQ(over.inputs.overCap, 1);
+    EXPECT_EQ(over.inputs.count, 20);
+    EXPECT_NE(rule(over, "context").detail.find("1 of 20 inputs (5.0%"), std::string::npos)
+        << rule(over, "context").detail;
+    EXPECT_NE(rule(over, "context").detail.find("32768"), std::string::npos);
+    // The hard rule does not depend on resampling: full confidence.
+    EXPECT_EQ(over.confidence, 1.0);
+}
+
+TEST(Selection, ContextRuleBoundaryFromPromptFile) {
+    const auto dir = std::filesystem::temp_directory_path() / ("mb_sel_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    // One token per character.
+    SelectionOptions opt;
+    opt.tokenize = [](const std::string& text) { return std::vector<int32_t>(text.size(), 7); };
+    opt.baseDirectory = dir.string();
+    for (const int64_t longest : {int64_t{32768}, int64_t{32769}}) {
+        std::ofstream(dir / "prompts.txt") << "short prompt\n" << std::string(static_cast<size_t>(longest), 'x') << "\n"
+                                           << "another\nand one more\n";
+        auto req = kRelaxed;
+        req.inputs.promptFile = "prompts.txt"; // relative: resolved against baseDirectory
+        const auto r = select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}, opt);
+        EXPECT_EQ(r.inputs.source, "prompt_file");
+        EXPECT_EQ(r.inputs.count, 4);
+        EXPECT_EQ(r.inputs.longest, longest);
+        EXPECT_EQ(rule(r, "context").fired, longest == 32769) << rule(r, "context").detail;
+        // Tolerance: 1 of 4 over (25%) fires only when the tolerance is below 25%.
+        req.inputs.overCapTolerance = 0.25;
+        EXPECT_FALSE(rule(select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}, opt), "context").fired);
+        req.inputs.overCapTolerance = 0.24;
+        EXPECT_EQ(rule(select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}, opt), "context").fired,
+                  longest == 32769);
+    }
+    std::filesystem::remove_all(dir);
+    // Without a tokenizer the prompt file cannot be measured.
+    auto req = kRelaxed;
+    req.inputs.promptFile = "prompts.txt";
+    EXPECT_THROW(select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}), SelectionError);
+}
+
+TEST(Selection, StatedMaxTokensOverTheCapRequiresRegular) {
+    auto req = kRelaxed;
+    req.inputs.maxTokens = 32769;
+    EXPECT_TRUE(rule(select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}), "context").fired);
+    req.inputs.maxTokens = 32768;
+    EXPECT_FALSE(rule(select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)}), "context").fired);
+}
+
+TEST(Selection, LatencyRuleBoundaryAtThreeSeconds) {
+    // Both candidates at 100 ms meet any of these limits: only the requirement's value matters.
+    const auto exactly = select(requirements(R"({"slo": {"ttft_ms": {"p95": 3000}}})"), std::nullopt,
+                                {syntheticRun(1, {}, {}, 20)});
+    EXPECT_FALSE(rule(exactly, "latency").fired) << rule(exactly, "latency").detail;
+    EXPECT_NE(rule(exactly, "latency").detail.find("3000 ms is not under 3000 ms"), std::string::npos)
+        << rule(exactly, "latency").detail;
+
+    const auto under = select(requirements(R"({"slo": {"ttft_ms": {"p95": 2999}}})"), std::nullopt,
+                              {syntheticRun(1, {}, {}, 20)});
+    EXPECT_TRUE(rule(under, "latency").fired);
+    EXPECT_EQ(under.recommendation, Mode::Fast);
+    EXPECT_EQ(under.decidedBy, "latency");
+    EXPECT_NE(rule(under, "latency").detail.find("2999 ms is under 3000 ms"), std::string::npos);
+}
+
+TEST(Selection, LatencyRuleFiresWhenOnlyFastMeetsTheMeasuredSlo) {
+    Behaviour fast{.ttftMs = 900}, regular{.ttftMs = 6000};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 5000}}})");
+    const auto r = select(req, std::nullopt, {syntheticRun(1, fast, regular, 20)});
+    EXPECT_TRUE(rule(r, "latency").fired);
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    const auto& detail = rule(r, "latency").detail;
+    EXPECT_NE(detail.find("only fast meets it"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("900.0 ms"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("6000.0 ms"), std::string::npos) << detail;
+    EXPECT_TRUE(r.score(Mode::Fast).meetsSlo);
+    EXPECT_FALSE(r.score(Mode::Regular).meetsSlo);
+    // Both meeting it: the rule does not fire.
+    regular.ttftMs = 1200;
+    EXPECT_FALSE(rule(select(req, std::nullopt, {syntheticRun(1, fast, regular, 20)}), "latency").fired);
+}
+
+TEST(Selection, ContextWinsOverLatencyAndTheConflictIsRecorded) {
+    auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    auto runs = runWithLongestPrompt(40000);
+    const auto r = select(req, std::nullopt, runs);
+    EXPECT_TRUE(rule(r, "context").fired);
+    EXPECT_TRUE(rule(r, "latency").fired);
+    EXPECT_EQ(r.recommendation, Mode::Regular);
+    EXPECT_EQ(r.decidedBy, "context");
+    ASSERT_EQ(r.conflicts.size(), 1u);
+    EXPECT_NE(r.conflicts[0].find("context wins"), std::string::npos);
+    EXPECT_NE(rule(r, "latency").detail.find("overridden"), std::string::npos);
+}
+
+TEST(Selection, CostRulePrefersTheLowerCostPerMillionWhenCostOutweighsFeatures) {
+    // Fast serves 90% of its prompt tokens from the cache: cheaper at cache-hit prices.
+    Behaviour fast{.cachedTokens = 90}, regular;
+    const auto runs = std::vector{syntheticRun(1, fast, regular, 20)};
+    auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 5000}},
+                               "weights": {"latency": 0.2, "cost": 0.6, "features": 0.2}})");
+    const auto r = select(req, examplePrices(), runs);
+    EXPECT_TRUE(rule(r, "cost").fired) << rule(r, "cost").detail;
+    EXPECT_EQ(r.decidedBy, "cost");
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    ASSERT_TRUE(r.score(Mode::Fast).cost);
+    EXPECT_LT(r.score(Mode::Fast).cost->perMillionTokens, r.score(Mode::Regular).cost->perMillionTokens);
+    EXPECT_NEAR(r.score(Mode::Fast).hitRate, 0.9, 1e-12);
+    EXPECT_EQ(r.score(Mode::Fast).costScore, 1.0);
+    EXPECT_LT(r.score(Mode::Regular).costScore, 1.0);
+
+    // The cheaper candidate that misses the SLO is not preferred over one meeting it.
+    Behaviour slowCheap{.ttftMs = 9000, .cachedTokens = 90};
+    const auto r2 = select(req, examplePrices(), {syntheticRun(1, slowCheap, regular, 20)});
+    EXPECT_TRUE(rule(r2, "latency").fired == false);
+    EXPECT_EQ(r2.recommendation, Mode::Regular);
+    EXPECT_NE(rule(r2, "cost").detail.find("the only one meeting every SLO"), std::string::npos);
+
+    // Cost weight equal to the features weight: the rule does not fire, the score decides.
+    req.weights = {0.6, 0.2, 0.2};
+    const auto r3 = select(req, examplePrices(), runs);
+    EXPECT_FALSE(rule(r3, "cost").fired);
+    EXPECT_NE(rule(r3, "cost").detail.find("does not exceed"), std::string::npos);
+    EXPECT_EQ(r3.decidedBy, "score");
+
+    // No price sheet: no cost, and the cost weight is dropped from the score.
+    const auto r4 = select(req, std::nullopt, runs);
+    EXPECT_FALSE(rule(r4, "cost").fired);
+    EXPECT_EQ(r4.weights.cost, 0.0);
+    EXPECT_NEAR(r4.weights.latency + r4.weights.features, 1.0, 1e-12);
+}
+
+TEST(Selection, LowOperationsCapabilityPenalisesFastAndListsMonitoring) {
+    Behaviour fast{.cachedTokens = 50};
+    auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 5000}, "e2e_ms": {"p99": 9000}},
+                               "ops_capability": "low"})");
+    const auto low = select(req, std::nullopt, {syntheticRun(1, fast, {}, 20)});
+    EXPECT_TRUE(rule(low, "operations").fired);
+    EXPECT_EQ(low.score(Mode::Fast).opsPenalty, kLowOpsPenalty);
+    EXPECT_EQ(low.score(Mode::Regular).opsPenalty, 0.0);
+    const auto& detail = rule(low, "operations").detail;
+    EXPECT_NE(detail.find("must be monitored"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("prefix hit rate >= 0.400 (measured 0.500)"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("KV cache memory"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("e2e_ms.p99"), std::string::npos) << detail;
+    // Identical latency and features: the penalty alone decides for regular.
+    EXPECT_EQ(low.decidedBy, "score");
+    EXPECT_EQ(low.recommendation, Mode::Regular);
+    EXPECT_NEAR(low.score(Mode::Regular).total - low.score(Mode::Fast).total, kLowOpsPenalty, 1e-12);
+
+    req.opsCapability = OpsCapability::High;
+    const auto high = select(req, std::nullopt, {syntheticRun(1, fast, {}, 20)});
+    EXPECT_FALSE(rule(high, "operations").fired);
+    EXPECT_EQ(high.score(Mode::Fast).opsPenalty, 0.0);
+}
+
+TEST(Selection, FeaturesComeFromTheStoredProfiles) {
+    auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 5000}}, "needs": {"hot_updates": true}})");
+    const auto r = select(req, std::nullopt, {syntheticRun(1, {}, {}, 10)});
+    EXPECT_FALSE(r.score(Mode::Fast).hotUpdates);
+    EXPECT_TRUE(r.score(Mode::Regular).hotUpdates);
+    EXPECT_EQ(r.score(Mode::Fast).features, 0.0);
+    EXPECT_EQ(r.score(Mode::Regular).features, 1.0);
+    EXPECT_EQ(r.recommendation, Mode::Regular);
+    // A fast profile configured for hot reload and dynamic batching supports both.
+    auto run = syntheticRun(1, {}, {}, 10);
+    run.candidates[0].info.profileJson = R"({"name":"fast-hot","base":"fast","reload":"hot","batching":"dynamic"})";
+    req.needs.customBatching = true;
+    const auto r2 = select(req, std::nullopt, {run});
+    EXPECT_EQ(r2.score(Mode::Fast).features, 1.0);
+    EXPECT_EQ(r2.score(Mode::Fast).profile, "fast-hot");
+}
+
+TEST(Selection, ScoreFavoursTheFasterCandidateWithAClearMargin) {
+    Behaviour fast{.ttftMs = 2000, .jitterMs = 100}, regular{.ttftMs = 8000, .jitterMs = 100};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 4000}, "e2e_ms": {"p95": 4000}}})");
+    // Fast meets the TTFT bound and regular does not: the latency rule decides, robustly.
+    const auto r = select(req, std::nullopt, {syntheticRun(1, fast, regular, 40)});
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.noise.method, "bootstrap");
+    EXPECT_EQ(r.noise.replicates, 200);
+    EXPECT_EQ(r.confidence, 1.0);
+    EXPECT_FALSE(r.marginWithinNoise);
+    EXPECT_GT(r.noise.ci95Low, 0.0);
+}
+
+TEST(Selection, IdenticalCandidatesAreWithinTheNoise) {
+    // Same behaviour, both missing the bound (p50 4000 ms > 3000 ms, so the latency rule is
+    // silent): the score ties on the pooled data and the replicates split.
+    Behaviour b{.ttftMs = 2000, .jitterMs = 1000};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 3000}}})");
+    const auto r = select(req, std::nullopt, {syntheticRun(1, b, b, 40)});
+    EXPECT_EQ(r.decidedBy, "score");
+    EXPECT_TRUE(r.marginWithinNoise);
+    EXPECT_LT(r.confidence, kClearConfidence);
+    EXPECT_LE(r.noise.ci95Low, 0.0);
+    // Seeded: the same seed gives the same confidence, another seed may not.
+    EXPECT_EQ(select(req, std::nullopt, {syntheticRun(1, b, b, 40)}).confidence, r.confidence);
+}
+
+TEST(Selection, RepeatedRunsUseThePerRunResults) {
+    // Both miss the bound, so the latency attainment (limit / measured) tells them apart.
+    Behaviour fast{.ttftMs = 3500}, regular{.ttftMs = 4000};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 3000}}})");
+    // Run 3: regular was faster. Pooled medians: fast 3500 ms, regular 4000 ms.
+    std::vector<StoredRun> runs = {syntheticRun(1, fast, regular, 10), syntheticRun(2, fast, regular, 10),
+                                   syntheticRun(3, Behaviour{.ttftMs = 4000}, Behaviour{.ttftMs = 3900}, 10)};
+    const auto r = select(req, std::nullopt, runs);
+    EXPECT_EQ(r.noise.method, "repeated_runs");
+    EXPECT_EQ(r.noise.replicates, 3);
+    EXPECT_EQ(r.runIds, (std::vector<int64_t>{1, 2, 3}));
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.noise.agreeing, 2);
+    EXPECT_NEAR(r.confidence, 2.0 / 3.0, 1e-12);
+    EXPECT_TRUE(r.marginWithinNoise);
+    // All three agreeing: confidence 1 and a clear margin.
+    runs[2] = syntheticRun(3, fast, regular, 10);
+    const auto clear = select(req, std::nullopt, runs);
+    EXPECT_EQ(clear.confidence, 1.0);
+    EXPECT_FALSE(clear.marginWithinNoise);
+}
+
+TEST(Selection, RunsThatCannotBeComparedAreRefused) {
+    auto run = syntheticRun(7, {}, {}, 5);
+    run.candidates.pop_back();
+    try {
+        select(kRelaxed, std::nullopt, {run});
+        FAIL();
+    } catch (const SelectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("run 7 needs one fast and one regular candidate (has a:fast)"),
+                  std::string::npos)
+            << e.what();
+    }
+    auto noRequests = syntheticRun(8, {}, {}, 5);
+    noRequests.candidates[1].requests.clear();
+    EXPECT_THROW(select(kRelaxed, std::nullopt, {noRequests}), SelectionError);
+    auto twoFast = syntheticRun(9, {}, {}, 5);
+    twoFast.candidates[1].info.profileJson = mb::test::kFastProfile;
+    EXPECT_THROW(select(kRelaxed, std::nullopt, {twoFast}), SelectionError);
+    EXPECT_THROW(select(kRelaxed, std::nullopt, {}), SelectionError);
+}
+
+TEST(Selection, ModeOfProfileReadsBaseThenName) {
+    EXPECT_EQ(modeOfProfile(R"({"name":"fast-4k","base":"fast"})"), Mode::Fast);
+    EXPECT_EQ(modeOfProfile(R"({"name":"regular"})"), Mode::Regular);
+    EXPECT_EQ(modeOfProfile(R"({"name":"custom"})"), std::nullopt);
+    EXPECT_EQ(modeOfProfile("not json"), std::nullopt);
+}
+
+TEST(Selection, ResultRoundTripsThroughJson) {
+    Behaviour fast{.cachedTokens = 40};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 2500}}, "ops_capability": "low"})");
+    const auto r = select(req, examplePrices(), {syntheticRun(1, fast, {}, 10)});
+    const auto j = toJson(r);
+    EXPECT_EQ(j["recommendation"], "fast");
+    ASSERT_EQ(j["trace"].size(), 4u);
+    EXPECT_EQ(j["trace"][0]["rule"], "context");
+    EXPECT_EQ(j["trace"][3]["rule"], "operations");
+    EXPECT_TRUE(j["cost"]["fast"]["total"].is_number());
+    EXPECT_TRUE(j["scores"]["regular"]["total"].is_number());
+    EXPECT_EQ(toJson(selectionResultFromJson(j)), j);
+    EXPECT_THROW(selectionResultFromJson(nlohmann::json::object()), SelectionError);
+}
