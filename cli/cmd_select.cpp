@@ -69,7 +69,7 @@ void runSelect(const SelectArgs& a) {
     std::shared_ptr<const engine::Tokenizer> tokenizer;
     lab::SelectionResult result;
     try {
-        if (!req.inputs.promptFile.empty()) tokenizer = promptTokenizer(runs, a.model, options);
+        if (!req.inputs.promptFile.empty()) tokenizer = lab::promptTokenizer(runs, a.model, options);
         result = lab::select(req, prices, runs, options);
     } catch (const lab::SelectionError& e) {
         throw UsageError(e.what());

@@ -2,11 +2,6 @@
 #include "cli/selection_inputs.h"
 
 #include "cli/command_util.h"
-#include "engine/gguf.h"
-#include "engine/tokenizer.h"
-#include "engine/vocab.h"
-
-#include <filesystem>
 
 namespace mb::cli {
 
@@ -29,23 +24,6 @@ std::vector<lab::StoredRun> loadRuns(const db::RunStore& store, const std::vecto
         }
     }
     return runs;
-}
-
-std::shared_ptr<const engine::Tokenizer> promptTokenizer(const std::vector<lab::StoredRun>& runs,
-                                                         const std::string& modelPath,
-                                                         lab::SelectionOptions& options) {
-    std::string path = modelPath;
-    if (path.empty() && !runs.empty() && !runs.front().candidates.empty())
-        path = runs.front().candidates.front().info.modelPath;
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return nullptr;
-    std::shared_ptr<const engine::Tokenizer> tokenizer =
-        engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(path)));
-    // Lengths as the engine counts them: BOS included when the vocabulary adds one.
-    options.tokenize = [tokenizer](const std::string& text) {
-        return tokenizer->encode(text, tokenizer->vocab().addBos);
-    };
-    return tokenizer;
 }
 
 } // namespace mb::cli

@@ -4,6 +4,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QGridLayout>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
@@ -133,6 +135,8 @@ void BenchmarkCharts::setInputs(const std::map<std::string, ChartInput>& inputs,
     for (auto& [key, chart] : m_charts) {
         if (const auto it = names.find("a"); it != names.end()) chart.a->setName(it->second);
         if (const auto it = names.find("b"); it != names.end()) chart.b->setName(it->second);
+        // A one-candidate run (the migration's monitoring) shows no legend entry for B.
+        for (auto* marker : chart.view->chart()->legend()->markers(chart.b)) marker->setVisible(names.count("b") > 0);
     }
     feed(m_charts["ttft_histogram"], a.ttftHistogram, b.ttftHistogram, 0);
     feed(m_charts["e2e_cdf"], a.e2eCdf, b.e2eCdf, 0);

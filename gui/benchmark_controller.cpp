@@ -46,7 +46,7 @@ qint64 BenchmarkController::start(BenchmarkJob job) {
                                ? qint64{job.workload.multiTurn.conversations} * job.workload.multiTurn.turns
                                : job.workload.requests;
     m_progress["a"] = {0, perSide};
-    m_progress["b"] = {0, perSide};
+    if (!job.onlyA) m_progress["b"] = {0, perSide};
     m_outcome = {};
     m_etaS = 0;
     m_clock.start();

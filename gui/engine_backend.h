@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gui/gui_types.h"
+#include "lab/migration.h"
 
 #include <QObject>
 
@@ -35,6 +36,13 @@ public:
     // Rewrites a model at another precision: "f16", "q8_0", "q4_0", "mixed".
     virtual void quantizeModel(qint64 jobId, const QString& inPath, const QString& target,
                                const QString& outPath, CancelFlag cancel) = 0;
+    // Migration node A: the token length of every prompt of a prompt file (JSONL or text),
+    // with `modelPath`'s tokenizer.
+    virtual void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) = 0;
+    // Migration node D: a session of `modelPath` under the profile (JSON text or name) with
+    // the prompts of `primeFile` (may be empty) primed, and a reload tried meanwhile.
+    virtual void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
+                           int threads) = 0;
 
 signals:
     void jobStarted(qint64 jobId);
@@ -46,9 +54,13 @@ signals:
     void jobFailed(qint64 jobId, const QString& message);
     void modelInspected(qint64 jobId, const mb::gui::ModelDescription& model);
     void modelWritten(qint64 jobId, const QString& path);
+    void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
+    void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
 
 private:
     qint64 m_lastJobId = 0;
 };
 
 } // namespace mb::gui
+
+Q_DECLARE_METATYPE(mb::lab::WarmupResult)

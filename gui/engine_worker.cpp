@@ -10,6 +10,7 @@
 #include "gui/event_coalescer.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
+#include "lab/migration_warmup.h"
 #include "lab/remote_target.h"
 
 #include <QFileInfo>
@@ -37,6 +38,8 @@ lab::Candidate toCandidate(const CandidateSpec& spec) {
         c.remote = spec.profile.toStdString();
         c.apiKeyEnv = spec.apiKeyEnv.toStdString();
         c.profile.name = "remote";
+    } else if (spec.profile.trimmed().startsWith(QLatin1Char('{'))) {
+        c.profile = engine::Profile::fromJson(spec.profile.toStdString()); // inline (the migration's knobs)
     } else {
         c.profile = engine::Profile::load(spec.profile.toStdString());
     }
@@ -65,8 +68,10 @@ lab::RunInfo runInfoFor(const QString& name, const std::vector<std::string>& tag
     info.name = name.toStdString();
     info.tags = tags;
     info.workloadJson = lab::toJson(spec).dump();
-    config["models"] = {{"a", candidates[0].modelPath}, {"b", candidates[1].modelPath}};
-    config["profiles"] = {{"a", candidates[0].profile.name}, {"b", candidates[1].profile.name}};
+    for (const auto& c : candidates) {
+        config["models"][c.label] = c.isRemote() ? c.remote : c.modelPath;
+        config["profiles"][c.label] = c.profile.name;
+    }
     config["threads"] = candidates[0].threads;
     config["source"] = "gui";
     info.configJson = config.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
@@ -223,8 +228,11 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
     emit jobStarted(job.jobId);
     try {
         if (const std::string why = job.workload.validate(); !why.empty()) throw std::runtime_error("workload: " + why);
-        const std::vector<lab::Candidate> candidates{toCandidate(job.a), toCandidate(job.b)};
-        requireSameVocab(candidates[0], candidates[1]);
+        std::vector<lab::Candidate> candidates{toCandidate(job.a)};
+        if (!job.onlyA) {
+            candidates.push_back(toCandidate(job.b));
+            requireSameVocab(candidates[0], candidates[1]);
+        }
         const auto tokenizer = tokenizerOf(candidates[0].modelPath);
         const auto requests = lab::buildWorkload(job.workload, lab::tokenSpaceFor(*tokenizer));
 
@@ -256,12 +264,13 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
         std::unique_ptr<db::SqliteRunSink> sink = openSink(job.dbPath, saveError);
         if (sink) {
             opts.sink = sink.get();
-            const QString name = job.runName.isEmpty()
-                                     ? QStringLiteral("%1 vs %2, %3")
-                                           .arg(QString::fromStdString(candidates[0].profile.name),
-                                                QString::fromStdString(candidates[1].profile.name),
-                                                QString::fromStdString(job.workload.name))
-                                     : job.runName;
+            const QString vs = candidates.size() > 1
+                                   ? QStringLiteral("%1 vs %2").arg(QString::fromStdString(candidates[0].profile.name),
+                                                                    QString::fromStdString(candidates[1].profile.name))
+                                   : QString::fromStdString(candidates[0].profile.name);
+            const QString name =
+                job.runName.isEmpty() ? QStringLiteral("%1, %2").arg(vs, QString::fromStdString(job.workload.name))
+                                      : job.runName;
             opts.runInfo = runInfoFor(name, {}, job.workload, candidates,
                                       {{"primers", opts.primers.size()},
                                        {"slo", {{"ttft_ms", job.slo.ttftMs}, {"e2e_ms", job.slo.e2eMs}}}});
@@ -269,6 +278,40 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
         emit jobFinished(id, runAndStore(candidates, requests, opts, coalescer, sink, saveError));
     } catch (const std::exception& e) {
         emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) {
+    try {
+        const auto tok = tokenizerOf(modelPath.toStdString());
+        const auto requests = lab::loadPromptFile(
+            promptFile.toStdString(), [&](const std::string& text) { return tok->encode(text, tok->vocab().addBos); }, 1);
+        std::vector<int64_t> lengths;
+        for (const auto& r : requests) lengths.push_back(static_cast<int64_t>(r.prompt.size()));
+        if (lengths.empty()) throw std::runtime_error(promptFile.toStdString() + " holds no prompts");
+        emit promptsScanned(jobId, lengths);
+    } catch (const std::exception& e) {
+        emit jobFailed(jobId, QString::fromUtf8(e.what()));
+    }
+}
+
+void EngineWorker::runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
+                             int threads) {
+    emit jobStarted(jobId);
+    try {
+        const engine::Profile p = profile.trimmed().startsWith(QLatin1Char('{'))
+                                      ? engine::Profile::fromJson(profile.toStdString())
+                                      : engine::Profile::load(profile.toStdString());
+        std::vector<std::vector<int32_t>> prompts;
+        if (!primeFile.isEmpty()) {
+            const auto tok = tokenizerOf(modelPath.toStdString());
+            for (auto& r : lab::loadPromptFile(
+                     primeFile.toStdString(), [&](const std::string& t) { return tok->encode(t, tok->vocab().addBos); }, 1))
+                prompts.push_back(std::move(r.prompt));
+        }
+        emit warmupFinished(jobId, lab::runWarmup(modelPath.toStdString(), p, std::move(prompts), {.threads = threads}));
+    } catch (const std::exception& e) {
+        emit jobFailed(jobId, QString::fromUtf8(e.what()));
     }
 }
 

@@ -25,6 +25,9 @@ public:
                      const CancelFlag& cancel);
     void quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
                        const CancelFlag& cancel);
+    void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath);
+    void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
+                   int threads);
 
 signals:
     void jobStarted(qint64 jobId);
@@ -36,6 +39,8 @@ signals:
     void jobFailed(qint64 jobId, const QString& message);
     void modelInspected(qint64 jobId, const mb::gui::ModelDescription& model);
     void modelWritten(qint64 jobId, const QString& path);
+    void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
+    void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
 };
 
 // Reads a model file's header: shapes, parameters, tensors and bytes per type. Throws

@@ -18,6 +18,12 @@ void registerGuiTypes() {
     qRegisterMetaType<db::StoredRun>();
     qRegisterMetaType<db::RunDiff>();
     qRegisterMetaType<db::RunFilter>();
+    qRegisterMetaType<SelectionList>();
+    qRegisterMetaType<SelectionRequest>();
+    qRegisterMetaType<lab::SelectionResult>();
+    qRegisterMetaType<lab::Report>();
+    qRegisterMetaType<lab::WarmupResult>();
+    qRegisterMetaType<std::vector<int64_t>>();
 }
 
 } // namespace mb::gui

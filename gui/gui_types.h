@@ -20,7 +20,7 @@ namespace mb::gui {
 struct CandidateSpec {
     QString label = QStringLiteral("a"); // "a", "b"
     QString modelPath;
-    QString profile = QStringLiteral("fast"); // "fast", "regular", a JSON profile file or remote:URL
+    QString profile = QStringLiteral("fast"); // "fast", "regular", a JSON profile file or text, or remote:URL
     QString apiKeyEnv;                        // remote: the environment variable holding the key
     QString device = QStringLiteral("cpu");   // "cpu" (the CPU engine is the only backend today)
     int threads = 1;
@@ -43,6 +43,7 @@ struct BenchmarkJob {
     lab::WorkloadSpec workload;
     CandidateSpec a, b;
     bool primePrefixes = true; // one unrecorded primer per shared-prefix group
+    bool onlyA = false;        // run candidate A alone (the migration's monitoring pass)
     lab::Slo slo;
     QString runName;
     QString dbPath; // empty: not saved

@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
         QStringLiteral("Render page PAGE to the PNG file given as the first positional argument and exit. Pages: ") +
             mb::gui::MainWindow::pageKeys().join(QStringLiteral(", ")) + QStringLiteral("."),
         QStringLiteral("PAGE"));
+    const QCommandLineOption prompts(QStringLiteral("prompts"),
+                                     QStringLiteral("With --screenshot migration: the prompt corpus node A scans."),
+                                     QStringLiteral("FILE"));
+    parser.addOption(prompts);
     parser.addOption(model);
     parser.addOption(db);
     parser.addOption(screenshot);
@@ -54,7 +58,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "modebench: --screenshot PAGE needs exactly one FILE argument\n");
             return 2;
         }
-        return mb::gui::takeScreenshot(window, parser.value(screenshot), parser.positionalArguments().front());
+        return mb::gui::takeScreenshot(window, parser.value(screenshot), parser.positionalArguments().front(), 600000,
+                                       parser.value(prompts));
     }
     window.resize(1400, 900);
     window.show();

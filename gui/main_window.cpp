@@ -5,7 +5,10 @@
 #include "gui/benchmark_page.h"
 #include "gui/history_page.h"
 #include "gui/models_page.h"
-#include "gui/pending_page.h"
+#include "gui/migration_page.h"
+#include "gui/report_page.h"
+#include "gui/requirements_form.h"
+#include "gui/selection_page.h"
 #include "gui/playground_page.h"
 #include "gui/settings_page.h"
 #include "gui/threaded_engine.h"
@@ -61,8 +64,9 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
     m_history = new HistoryPage(m_store);
     m_models = new ModelsPage(m_engine);
     m_settingsPage = new SettingsPage;
-    const QString pending = tr("<p>The selection framework (its four rules, the weighted score, the cost model and "
-                               "the decision trace) is not built yet; this page fills in when it lands.</p>");
+    m_selection = new SelectionPage(m_store);
+    m_migration = new MigrationPage(m_engine, m_store);
+    m_report = new ReportPage(m_store);
     for (const auto& p : kPages) {
         const QString key = QString::fromLatin1(p.key);
         QWidget* w = nullptr;
@@ -70,19 +74,10 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
         else if (key == QLatin1String("benchmark")) w = m_benchmark;
         else if (key == QLatin1String("history")) w = m_history;
         else if (key == QLatin1String("models")) w = m_models;
-        else if (key == QLatin1String("settings")) w = m_settingsPage;
-        else if (key == QLatin1String("selection"))
-            w = new PendingPage(key, tr("Selection"), pending);
-        else if (key == QLatin1String("migration"))
-            w = new PendingPage(key, tr("Migration"),
-                                tr("<p>The migration flowchart (nodes A–I, the I→F loop and the rollback path) "
-                                   "is not built yet.</p><p>What exists today: the Benchmark page measures the two "
-                                   "modes on your workload, and History keeps every run.</p>"));
-        else
-            w = new PendingPage(key, tr("Report"),
-                                tr("<p>HTML, PDF and Markdown selection reports are not built yet.</p><p>What exists "
-                                   "today: History → Export writes any stored run as its JSON document or as one CSV "
-                                   "row per request.</p>"));
+        else if (key == QLatin1String("selection")) w = m_selection;
+        else if (key == QLatin1String("migration")) w = m_migration;
+        else if (key == QLatin1String("report")) w = m_report;
+        else w = m_settingsPage;
         m_stack->addWidget(w);
         m_nav->addItem(tr(p.title));
     }
@@ -105,8 +100,18 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
     m_settingsPage->setDevices(devices);
 
     connect(m_playground, &PlaygroundPage::modelsPageRequested, this, [this] { showPage(QStringLiteral("models")); });
-    connect(m_playground, &PlaygroundPage::runSaved, m_history, &HistoryPage::refresh);
-    connect(m_benchmark, &BenchmarkPage::runSaved, m_history, &HistoryPage::refresh);
+    auto runsChanged = [this] {
+        m_history->refresh();
+        m_selection->refreshRuns();
+        m_report->refreshLists();
+    };
+    connect(m_playground, &PlaygroundPage::runSaved, this, runsChanged);
+    connect(m_benchmark, &BenchmarkPage::runSaved, this, runsChanged);
+    connect(m_selection, &SelectionPage::selectionSaved, this, [this](qint64 selectionId, qint64 runId) {
+        if (m_selection->result())
+            m_migration->follow(selectionId, runId, *m_selection->result(), m_selection->form()->requirements());
+        m_report->refreshLists();
+    });
     connect(m_models, &ModelsPage::modelChosen, this, [this](const QString& path) {
         useModel(path);
         m_settings.defaultModel = path;
@@ -162,6 +167,8 @@ void MainWindow::applySettings(const AppSettings& settings) {
     const int threads = settings.effectiveThreads();
     m_playground->setThreads(threads);
     m_benchmark->setThreads(threads);
+    m_migration->setThreads(threads);
+    m_selection->setPriceSheet(settings.priceSheet);
     QString error;
     const QString db = settings.effectiveDatabasePath(&error);
     if (db.isEmpty()) {

@@ -15,8 +15,11 @@ namespace mb::gui {
 
 class BenchmarkPage;
 class HistoryPage;
+class MigrationPage;
 class ModelsPage;
 class PlaygroundPage;
+class ReportPage;
+class SelectionPage;
 class SettingsPage;
 
 // UI thread. Owns the StoreClient (store thread) and, unless one is given, a
@@ -38,6 +41,9 @@ public:
     BenchmarkPage* benchmark() const { return m_benchmark; }
     HistoryPage* history() const { return m_history; }
     ModelsPage* models() const { return m_models; }
+    SelectionPage* selection() const { return m_selection; }
+    MigrationPage* migration() const { return m_migration; }
+    ReportPage* report() const { return m_report; }
     StoreClient* store() const { return m_store; }
     EngineBackend* engine() const { return m_engine; }
 
@@ -62,6 +68,9 @@ private:
     BenchmarkPage* m_benchmark;
     HistoryPage* m_history;
     ModelsPage* m_models;
+    SelectionPage* m_selection;
+    MigrationPage* m_migration;
+    ReportPage* m_report;
     SettingsPage* m_settingsPage;
     qint64 m_openRequest = 0;
 };

@@ -4,7 +4,10 @@
 #include "gui/benchmark_page.h"
 #include "gui/history_page.h"
 #include "gui/main_window.h"
+#include "gui/migration_page.h"
 #include "gui/models_page.h"
+#include "gui/report_page.h"
+#include "gui/selection_page.h"
 #include "gui/playground_page.h"
 #include "gui/workload_designer.h"
 
@@ -40,9 +43,29 @@ void fail(const QString& message) {
     std::fprintf(stderr, "modebench: screenshot: %s\n", message.toLocal8Bit().constData());
 }
 
+// Decides on the newest run with two candidates (Selection page); true when saved.
+bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
+    const bool listed = waitFor(timeoutMs, [&](auto done) {
+        auto c = std::vector{QObject::connect(window.store(), &StoreClient::runsListed, done)};
+        window.selection()->refreshRuns();
+        return c;
+    });
+    if (!listed) return false;
+    QCoreApplication::processEvents();
+    return waitFor(timeoutMs, [&](auto done) {
+        auto c = std::vector{QObject::connect(window.selection(), &SelectionPage::selectionSaved, done),
+                             QObject::connect(window.store(), &StoreClient::failed, [&, done](qint64, const QString& m) {
+                                 error = m;
+                                 done();
+                             })};
+        window.selection()->decide();
+        return c;
+    });
+}
+
 } // namespace
 
-int takeScreenshot(MainWindow& window, const QString& page, const QString& file, int timeoutMs) {
+int takeScreenshot(MainWindow& window, const QString& page, const QString& file, int timeoutMs, const QString& prompts) {
     if (!MainWindow::pageKeys().contains(page)) {
         fail(QStringLiteral("unknown page '%1' (one of %2)").arg(page, MainWindow::pageKeys().join(QStringLiteral(", "))));
         return 1;
@@ -124,6 +147,68 @@ int takeScreenshot(MainWindow& window, const QString& page, const QString& file,
             window.history()->refresh();
             return conns;
         });
+    }
+    if (page == QLatin1String("selection") || page == QLatin1String("migration")) {
+        ok = decideNewest(window, timeoutMs, error);
+    }
+    if (ok && error.isEmpty() && page == QLatin1String("migration")) {
+        // Walk the flowchart: A (with the prompt corpus), D, E, F, until it stops at H, I or C.
+        MigrationPage* m = window.migration();
+        ok = waitFor(timeoutMs, [&](auto done) { // the selection's run loads, the walk starts at A
+            return std::vector{QObject::connect(m, &MigrationPage::stateChanged, [m, done] {
+                if (m->state()) done();
+            })};
+        });
+        for (int step = 0; ok && step < 8 && m->state() && !m->state()->finished() &&
+                           m->state()->node != lab::MigrationNode::I;
+             ++step) {
+            const auto before = m->state()->path.size();
+            ok = waitFor(timeoutMs, [&](auto done) {
+                auto c = std::vector{QObject::connect(m, &MigrationPage::stateChanged, [m, before, done] {
+                                         if (m->state()->path.size() != before) done();
+                                     }),
+                                     QObject::connect(window.engine(), &EngineBackend::jobFailed,
+                                                      [&, done](qint64, const QString& msg) {
+                                                          error = msg;
+                                                          done();
+                                                      })};
+                m->runStep(prompts);
+                if (m->state()->path.size() != before) done();
+                return c;
+            });
+            if (!error.isEmpty()) break;
+        }
+    }
+    if (ok && error.isEmpty() && page == QLatin1String("report")) {
+        SelectionList selections;
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto c = std::vector{QObject::connect(window.store(), &StoreClient::selectionsListed,
+                                                  [&, done](qint64, const SelectionList& l) {
+                                                      selections = l;
+                                                      done();
+                                                  })};
+            window.report()->refreshLists();
+            return c;
+        });
+        qint64 selectionId = 0;
+        for (const auto& sel : selections)
+            if (!sel.migrationJson.empty()) {
+                selectionId = sel.id;
+                break;
+            }
+        if (selectionId == 0 && !selections.empty()) selectionId = selections.front().id;
+        if (ok && selectionId == 0) error = QStringLiteral("no saved selection: take the selection screenshot first");
+        if (ok && error.isEmpty())
+            ok = waitFor(timeoutMs, [&](auto done) {
+                auto c = std::vector{QObject::connect(window.report(), &ReportPage::reportReady, done),
+                                     QObject::connect(window.store(), &StoreClient::failed,
+                                                      [&, done](qint64, const QString& msg) {
+                                                          error = msg;
+                                                          done();
+                                                      })};
+                window.report()->build(0, selectionId);
+                return c;
+            });
     }
     if (!ok) {
         fail(QStringLiteral("timed out preparing page '%1'").arg(page));

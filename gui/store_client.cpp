@@ -17,6 +17,10 @@ StoreClient::StoreClient(QObject* parent) : QObject(parent) {
     connect(m_worker, &StoreWorker::runChanged, this, &StoreClient::runChanged);
     connect(m_worker, &StoreWorker::runExported, this, &StoreClient::runExported);
     connect(m_worker, &StoreWorker::runsCompared, this, &StoreClient::runsCompared);
+    connect(m_worker, &StoreWorker::selected, this, &StoreClient::selected);
+    connect(m_worker, &StoreWorker::selectionsListed, this, &StoreClient::selectionsListed);
+    connect(m_worker, &StoreWorker::migrationSaved, this, &StoreClient::migrationSaved);
+    connect(m_worker, &StoreWorker::reportBuilt, this, &StoreClient::reportBuilt);
     connect(m_worker, &StoreWorker::failed, this, &StoreClient::failed);
     m_thread.start();
 }
@@ -55,6 +59,19 @@ qint64 StoreClient::exportRun(qint64 runId, const QString& format, const QString
 }
 qint64 StoreClient::compareRuns(const std::vector<int64_t>& runIds) {
     return post([runIds](StoreWorker& w, qint64 id) { w.compareRuns(id, runIds); });
+}
+
+qint64 StoreClient::select(const SelectionRequest& request) {
+    return post([request](StoreWorker& w, qint64 id) { w.select(id, request); });
+}
+qint64 StoreClient::listSelections() {
+    return post([](StoreWorker& w, qint64 id) { w.listSelections(id); });
+}
+qint64 StoreClient::saveMigration(qint64 selectionId, const QString& migrationJson) {
+    return post([selectionId, migrationJson](StoreWorker& w, qint64 id) { w.saveMigration(id, selectionId, migrationJson); });
+}
+qint64 StoreClient::buildReport(qint64 runId, qint64 selectionId) {
+    return post([runId, selectionId](StoreWorker& w, qint64 id) { w.buildReport(id, runId, selectionId); });
 }
 
 } // namespace mb::gui

@@ -24,6 +24,10 @@ public:
     qint64 deleteRun(qint64 runId);
     qint64 exportRun(qint64 runId, const QString& format, const QString& outPath);
     qint64 compareRuns(const std::vector<int64_t>& runIds);
+    qint64 select(const SelectionRequest& request);
+    qint64 listSelections();
+    qint64 saveMigration(qint64 selectionId, const QString& migrationJson);
+    qint64 buildReport(qint64 runId, qint64 selectionId = 0);
 
     QString path() const { return m_path; } // the last path opened successfully
 
@@ -34,6 +38,10 @@ signals:
     void runChanged(qint64 requestId, qint64 runId);
     void runExported(qint64 requestId, const QString& path);
     void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
+    void selected(qint64 requestId, const mb::lab::SelectionResult& result, qint64 selectionId);
+    void selectionsListed(qint64 requestId, const mb::gui::SelectionList& selections);
+    void migrationSaved(qint64 requestId, qint64 selectionId);
+    void reportBuilt(qint64 requestId, const mb::lab::Report& report);
     void failed(qint64 requestId, const QString& message);
 
 private:

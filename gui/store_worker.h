@@ -2,6 +2,9 @@
 #pragma once
 
 #include "db/run_store.h"
+#include "lab/migration.h"
+#include "lab/report.h"
+#include "lab/selection.h"
 
 #include <QMetaType>
 #include <QObject>
@@ -14,6 +17,15 @@
 namespace mb::gui {
 
 using RunListingList = std::vector<db::RunListing>;
+using SelectionList = std::vector<db::StoredSelection>;
+
+// What the Selection page asks the store thread to decide.
+struct SelectionRequest {
+    std::vector<int64_t> runIds;   // one fast and one regular candidate each; several = repeats
+    lab::Requirements requirements;
+    std::optional<lab::PriceSheet> prices;
+    QString baseDirectory;         // for a relative requirements prompt file
+};
 
 // Lives on the store thread (StoreClient moves it there) and owns the RunStore
 // connection; every function runs there through a queued call, with the request id the
@@ -34,6 +46,14 @@ public:
     // format "json" (the export document) or "csv" (one row per request).
     void exportRun(qint64 requestId, qint64 runId, const QString& format, const QString& outPath);
     void compareRuns(qint64 requestId, const std::vector<int64_t>& runIds);
+    // Selection verbs (store_worker_selection.cpp). select() loads the runs with their
+    // requests, applies lab::select and saves the selection; the bootstrap runs here too
+    // (a few hundred replicates over stored requests: well under a second).
+    void select(qint64 requestId, const SelectionRequest& request);
+    void listSelections(qint64 requestId);
+    void saveMigration(qint64 requestId, qint64 selectionId, const QString& migrationJson);
+    // The report model of a run, or of a saved selection's runs with the selection.
+    void buildReport(qint64 requestId, qint64 runId, qint64 selectionId);
 
 signals:
     void opened(qint64 requestId, const QString& path);
@@ -42,6 +62,10 @@ signals:
     void runChanged(qint64 requestId, qint64 runId); // renamed, tagged or deleted
     void runExported(qint64 requestId, const QString& path);
     void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
+    void selected(qint64 requestId, const mb::lab::SelectionResult& result, qint64 selectionId);
+    void selectionsListed(qint64 requestId, const mb::gui::SelectionList& selections);
+    void migrationSaved(qint64 requestId, qint64 selectionId);
+    void reportBuilt(qint64 requestId, const mb::lab::Report& report);
     void failed(qint64 requestId, const QString& message);
 
 private:
@@ -55,3 +79,7 @@ Q_DECLARE_METATYPE(mb::gui::RunListingList)
 Q_DECLARE_METATYPE(mb::db::StoredRun)
 Q_DECLARE_METATYPE(mb::db::RunDiff)
 Q_DECLARE_METATYPE(mb::db::RunFilter)
+Q_DECLARE_METATYPE(mb::gui::SelectionList)
+Q_DECLARE_METATYPE(mb::gui::SelectionRequest)
+Q_DECLARE_METATYPE(mb::lab::SelectionResult)
+Q_DECLARE_METATYPE(mb::lab::Report)

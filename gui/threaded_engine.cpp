@@ -19,6 +19,8 @@ ThreadedEngine::ThreadedEngine(QObject* parent) : EngineBackend(parent) {
     connect(m_worker, &EngineWorker::jobFailed, this, &EngineBackend::jobFailed);
     connect(m_worker, &EngineWorker::modelInspected, this, &EngineBackend::modelInspected);
     connect(m_worker, &EngineWorker::modelWritten, this, &EngineBackend::modelWritten);
+    connect(m_worker, &EngineWorker::promptsScanned, this, &EngineBackend::promptsScanned);
+    connect(m_worker, &EngineWorker::warmupFinished, this, &EngineBackend::warmupFinished);
     m_thread.start();
 }
 
@@ -66,6 +68,22 @@ void ThreadedEngine::quantizeModel(qint64 jobId, const QString& inPath, const QS
     QMetaObject::invokeMethod(
         m_worker, [w = m_worker, jobId, inPath, target, outPath, cancel] {
             w->quantizeModel(jobId, inPath, target, outPath, cancel);
+        },
+        Qt::QueuedConnection);
+}
+
+void ThreadedEngine::scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) {
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, jobId, promptFile, modelPath] { w->scanPrompts(jobId, promptFile, modelPath); },
+        Qt::QueuedConnection);
+}
+
+void ThreadedEngine::runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
+                               int threads) {
+    QMetaObject::invokeMethod(
+        m_worker,
+        [w = m_worker, jobId, modelPath, profile, primeFile, threads] {
+            w->runWarmup(jobId, modelPath, profile, primeFile, threads);
         },
         Qt::QueuedConnection);
 }

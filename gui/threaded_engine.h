@@ -25,6 +25,9 @@ public:
                      CancelFlag cancel) override;
     void quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
                        CancelFlag cancel) override;
+    void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) override;
+    void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
+                   int threads) override;
 
 private:
     void remember(const CancelFlag& cancel);

@@ -76,6 +76,16 @@ QImage paintChart(const ChartLayout& l) {
 
 } // namespace
 
+void fillReportDocument(QTextDocument& doc, const Report& report) {
+    QFont base("DejaVu Sans");
+    base.setPointSizeF(8.5);
+    doc.setDefaultFont(base);
+    for (const auto& c : report.charts)
+        doc.addResource(QTextDocument::ImageResource, QUrl(QString::fromStdString("chart:" + c.id)),
+                        paintChart(layoutChart(c)));
+    doc.setHtml(QString::fromStdString(renderHtml(report, {.inlineSvg = false, .richTextSubset = true})));
+}
+
 void writeReportPdf(const Report& report, const std::string& path) {
     std::unique_ptr<QGuiApplication> app;
     if (!QCoreApplication::instance()) {
@@ -94,13 +104,7 @@ void writeReportPdf(const Report& report, const std::string& path) {
             throw std::runtime_error("cannot write " + path + ": " + probe.errorString().toStdString());
     }
     QTextDocument doc;
-    QFont base("DejaVu Sans");
-    base.setPointSizeF(8.5);
-    doc.setDefaultFont(base);
-    for (const auto& c : report.charts)
-        doc.addResource(QTextDocument::ImageResource, QUrl(QString::fromStdString("chart:" + c.id)),
-                        paintChart(layoutChart(c)));
-    doc.setHtml(QString::fromStdString(renderHtml(report, {.inlineSvg = false, .richTextSubset = true})));
+    fillReportDocument(doc, report);
 
     QPdfWriter writer(QString::fromStdString(path));
     writer.setPageSize(QPageSize(QPageSize::A4));

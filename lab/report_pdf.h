@@ -5,6 +5,8 @@
 
 #include <string>
 
+class QTextDocument;
+
 namespace mb::lab {
 
 // Writes `report` to `path` as an A4 PDF: the same sections as the HTML report, charts
@@ -13,5 +15,9 @@ namespace mb::lab {
 // unless QT_QPA_PLATFORM says otherwise. Call from the thread that owns (or may create)
 // the application object. Throws std::runtime_error when the file cannot be written.
 void writeReportPdf(const Report& report, const std::string& path);
+
+// The PDF's document: the rich-text report with its charts painted as image resources
+// (the GUI's preview shows exactly this). Needs a QGuiApplication.
+void fillReportDocument(QTextDocument& doc, const Report& report);
 
 } // namespace mb::lab

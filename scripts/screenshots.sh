@@ -25,13 +25,17 @@ model="$tmp/stories15m-q8_0.gguf"
 # prompts fit; at its own 256 the fast profile would truncate them and regular reject them.
 "$cli" make-model --preset stories15m --dtype q8_0 --seed 1 --context 2048 --out "$model" > /dev/null
 
+# A small prompt corpus for the migration walk-through's node A.
+prompts="$tmp/prompts.jsonl"
+printf '%s\n' '{"prompt": "Once upon a time there was a little girl"}' '{"prompt": "The dog ran to the park"}' \
+  '{"prompt": "Tell me a story about a brave knight and a dragon"}' > "$prompts"
 shot() { # PAGE MODEL
   echo "screenshots: $1"
-  "$gui" --db "$db" --model "$2" --screenshot "$1" "$out/$1.png"
+  "$gui" --db "$db" --model "$2" --prompts "$prompts" --screenshot "$1" "$out/$1.png"
 }
 shot playground "$data/models/stories260K.gguf"
 shot benchmark "$model"
 shot history "$model"
 shot models "$model"
-for page in selection migration report settings; do shot "$page" "$model"; done
+for page in selection migration report settings; do shot "$page" "$model"; done  # in this order
 echo "screenshots: wrote $(ls "$out"/*.png | wc -l) images to $out"

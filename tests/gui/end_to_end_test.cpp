@@ -5,7 +5,10 @@
 #include "gui/benchmark_page.h"
 #include "gui/history_page.h"
 #include "gui/main_window.h"
+#include "gui/migration_page.h"
 #include "gui/models_page.h"
+#include "gui/report_page.h"
+#include "gui/selection_page.h"
 #include "gui/playground_page.h"
 #include "gui/workload_designer.h"
 #include "test_data.h"
@@ -15,6 +18,7 @@
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QTextBrowser>
 #include <QTimer>
 
@@ -219,6 +223,91 @@ TEST(Gui, CreatingASyntheticModelShowsItAndCanBeCancelled) {
     ASSERT_TRUE(inspected.wait(60000));
     EXPECT_EQ(inspected.at(0).at(0).toString(), dir.file("tiny.gguf"));
     EXPECT_GT(w.models()->tensors().rowCount(), 0);
+}
+
+} // namespace
+} // namespace mb::gui
+
+namespace mb::gui {
+namespace {
+
+// A benchmark, then the decision, the walk-through and the report on it, as a person would.
+TEST(Gui, SelectionMigrationAndReportFollowABenchmark) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), QString::fromStdString(model.string())));
+    waitForStore(w);
+    lab::WorkloadSpec spec = *lab::builtinWorkload("shared-prefix");
+    spec.sharedPrefix = {2, 6, 64, 16};
+    spec.output.kind = lab::LengthDist::Kind::Fixed;
+    spec.output.a = 8;
+    spec.output.max = 8;
+    spec.arrival.concurrency = 2;
+    w.benchmark()->designer()->setSpec(spec);
+    QSignalSpy ran(&w.benchmark()->controller(), &BenchmarkController::finished);
+    w.benchmark()->run();
+    ASSERT_TRUE(ran.wait(300000));
+    const qint64 runId = ran.at(0).at(0).value<JobOutcome>().storedRunId;
+    ASSERT_GT(runId, 0);
+
+    // Selection: the four rules in order, a recommendation, saved.
+    QSignalSpy saved(w.selection(), &SelectionPage::selectionSaved);
+    w.selection()->decide(runId);
+    ASSERT_TRUE(saved.wait(60000)) << w.findChild<QLabel*>(QStringLiteral("selection.status"))->text().toStdString();
+    const auto* trace = w.findChild<QTableWidget*>(QStringLiteral("selection.trace"));
+    ASSERT_GE(trace->rowCount(), 4);
+    EXPECT_EQ(trace->item(0, 0)->text(), QStringLiteral("context"));
+    EXPECT_EQ(trace->item(3, 0)->text(), QStringLiteral("operations"));
+    EXPECT_TRUE(w.findChild<QLabel*>(QStringLiteral("selection.recommendation"))->text().contains(QStringLiteral("mode")));
+    ASSERT_TRUE(w.selection()->result().has_value());
+
+    // Migration: the walk starts at A; A with a prompt corpus, D, E, F run for real.
+    MigrationPage* m = w.migration();
+    if (!m->state()) {
+        QSignalSpy started(m, &MigrationPage::stateChanged);
+        ASSERT_TRUE(started.wait(30000));
+    }
+    ASSERT_TRUE(m->state().has_value());
+    EXPECT_EQ(m->state()->node, lab::MigrationNode::A);
+    const QString prompts = dir.file("prompts.jsonl");
+    std::ofstream(prompts.toStdString()) << "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The little dog\"}\n";
+    for (int step = 0; step < 6 && !m->state()->finished() && m->state()->node != lab::MigrationNode::I; ++step) {
+        const auto before = m->state()->path.size();
+        QSignalSpy changed(m, &MigrationPage::stateChanged);
+        m->runStep(prompts);
+        while (m->state()->path.size() == before)
+            ASSERT_TRUE(changed.wait(60000))
+                << "stuck at node " << lab::nodeName(m->state()->node) << ": "
+                << w.findChild<QLabel*>(QStringLiteral("migration.status"))->text().toStdString();
+    }
+    const auto& path = m->state()->path;
+    for (auto n : {lab::MigrationNode::A, lab::MigrationNode::B, lab::MigrationNode::D, lab::MigrationNode::E,
+                   lab::MigrationNode::F, lab::MigrationNode::G})
+        EXPECT_NE(std::find(path.begin(), path.end(), n), path.end()) << lab::nodeName(n);
+    ASSERT_TRUE(m->state()->warmup.has_value());
+    EXPECT_TRUE(m->state()->warmup->reloadRefused);
+    EXPECT_EQ(m->state()->monitoring.size(), 1u);
+
+    // Report: built from the saved selection, previewed, exported in every format.
+    const qint64 selectionId = saved.at(0).at(0).toLongLong();
+    QSignalSpy ready(w.report(), &ReportPage::reportReady);
+    w.report()->build(0, selectionId);
+    ASSERT_TRUE(ready.wait(60000));
+    EXPECT_FALSE(w.findChild<QTextBrowser*>(QStringLiteral("report.preview"))->toPlainText().isEmpty());
+    for (const char* format : {"html", "pdf", "md", "json", "csv"}) {
+        const QString out = dir.file((std::string("report.") + format).c_str());
+        EXPECT_EQ(w.report()->exportTo(QString::fromLatin1(format), out), QString()) << format;
+        std::ifstream in(out.toStdString(), std::ios::binary);
+        std::string head(5, '\0');
+        in.read(head.data(), 5);
+        EXPECT_TRUE(in.gcount() == 5) << format;
+        if (std::string(format) == "pdf") {
+            EXPECT_EQ(head, "%PDF-");
+        }
+    }
+    // The walk-through was saved with the selection.
+    const auto stored = db::RunStore::open(dir.file("runs.db").toStdString()).getSelection(selectionId);
+    EXPECT_FALSE(stored.migrationJson.empty());
 }
 
 } // namespace

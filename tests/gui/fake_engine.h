@@ -29,6 +29,10 @@ public:
     void quantizeModel(qint64, const QString&, const QString&, const QString&, gui::CancelFlag c) override {
         flags.push_back(c);
     }
+    void scanPrompts(qint64, const QString& file, const QString&) override { scanned.push_back(file); }
+    void runWarmup(qint64, const QString&, const QString&, const QString&, int) override { ++warmups; }
+    std::vector<QString> scanned;
+    int warmups = 0;
 };
 
 } // namespace mb::test

@@ -1,0 +1,278 @@
+// SelectionPage: the requirements form in, the decision trace, score and cost charts out.
+#include "gui/selection_page.h"
+
+#include "gui/requirements_form.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+namespace mb::gui {
+
+namespace {
+
+QChartView* chartView(const QString& name, const QString& title) {
+    auto* chart = new QChart;
+    chart->setTitle(title);
+    chart->legend()->setAlignment(Qt::AlignBottom);
+    auto* v = new QChartView(chart);
+    v->setObjectName(name);
+    v->setRenderHint(QPainter::Antialiasing);
+    v->setMinimumHeight(220);
+    return v;
+}
+
+// Replaces a chart's content with grouped bars: one set per candidate over `categories`.
+void setBars(QChartView* view, const QStringList& categories,
+             const std::vector<std::pair<QString, QList<qreal>>>& sets, const QString& yTitle) {
+    QChart* chart = view->chart();
+    chart->removeAllSeries();
+    for (auto* a : chart->axes()) chart->removeAxis(a);
+    auto* series = new QBarSeries;
+    qreal top = 0;
+    const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e)};
+    int i = 0;
+    for (const auto& [name, values] : sets) {
+        auto* set = new QBarSet(name);
+        set->append(values);
+        set->setColor(colors[i++ % 2]);
+        for (qreal v : values) top = std::max(top, v);
+        series->append(set);
+    }
+    chart->addSeries(series);
+    auto* x = new QBarCategoryAxis;
+    x->append(categories);
+    auto* y = new QValueAxis;
+    y->setRange(0, top > 0 ? top * 1.1 : 1);
+    y->setTitleText(yTitle);
+    y->setLabelFormat(QStringLiteral("%.3g"));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    series->attachAxis(x);
+    series->attachAxis(y);
+}
+
+} // namespace
+
+SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(parent), m_store(store) {
+    setObjectName(QStringLiteral("page.selection"));
+    auto* outer = new QHBoxLayout(this);
+
+    auto* left = new QWidget;
+    auto* l = new QVBoxLayout(left);
+    auto* runs = new QFormLayout;
+    m_run = new QComboBox;
+    m_run->setObjectName(QStringLiteral("selection.run"));
+    m_run->setToolTip(tr("A run with one fast and one regular candidate (Benchmark or modebench-cli compare)"));
+    runs->addRow(tr("Run"), m_run);
+    m_repeats = new QLineEdit;
+    m_repeats->setObjectName(QStringLiteral("selection.repeats"));
+    m_repeats->setPlaceholderText(tr("more run ids of the same two candidates, e.g. 12, 15"));
+    runs->addRow(tr("Repeats"), m_repeats);
+    m_prices = new QLineEdit;
+    m_prices->setObjectName(QStringLiteral("selection.prices"));
+    m_prices->setPlaceholderText(tr("price sheet JSON (optional; see resources/prices/)"));
+    auto* browse = new QPushButton(tr("…"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Price sheet"), QString(), tr("Price sheets (*.json)"));
+        if (!f.isEmpty()) m_prices->setText(f);
+    });
+    auto* pricesRow = new QHBoxLayout;
+    pricesRow->addWidget(m_prices, 1);
+    pricesRow->addWidget(browse);
+    runs->addRow(tr("Prices"), pricesRow);
+    l->addLayout(runs);
+    m_form = new RequirementsForm;
+    l->addWidget(m_form);
+    m_decide = new QPushButton(tr("Decide"));
+    m_decide->setObjectName(QStringLiteral("selection.decide"));
+    l->addWidget(m_decide);
+    m_status = new QLabel;
+    m_status->setObjectName(QStringLiteral("selection.status"));
+    m_status->setWordWrap(true);
+    l->addWidget(m_status);
+    l->addStretch(1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(left);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(580);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    auto* right = new QWidget;
+    auto* r = new QVBoxLayout(right);
+    m_recommendation = new QLabel(tr("No decision yet: choose a run and press Decide."));
+    m_recommendation->setObjectName(QStringLiteral("selection.recommendation"));
+    QFont big = m_recommendation->font();
+    big.setPointSizeF(big.pointSizeF() * 1.5);
+    big.setBold(true);
+    m_recommendation->setFont(big);
+    r->addWidget(m_recommendation);
+    m_confidence = new QLabel;
+    m_confidence->setObjectName(QStringLiteral("selection.confidence"));
+    m_confidence->setWordWrap(true);
+    r->addWidget(m_confidence);
+    m_trace = new QTableWidget(0, 3);
+    m_trace->setObjectName(QStringLiteral("selection.trace"));
+    m_trace->setHorizontalHeaderLabels({tr("rule"), tr("fired"), tr("measured")});
+    m_trace->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+    m_trace->verticalHeader()->hide();
+    m_trace->setWordWrap(true);
+    m_trace->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    r->addWidget(m_trace, 2);
+    auto* charts = new QHBoxLayout;
+    m_scores = chartView(QStringLiteral("selection.scores_chart"), tr("Scores (0 to 1)"));
+    m_cost = chartView(QStringLiteral("selection.cost_chart"), tr("Monthly cost"));
+    charts->addWidget(m_scores);
+    charts->addWidget(m_cost);
+    r->addLayout(charts, 2);
+    m_monitoring = new QLabel;
+    m_monitoring->setObjectName(QStringLiteral("selection.monitoring"));
+    m_monitoring->setWordWrap(true);
+    r->addWidget(m_monitoring);
+
+    auto* split = new QSplitter;
+    split->addWidget(scroll);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    outer->addWidget(split);
+
+    connect(m_decide, &QPushButton::clicked, this, [this] { decide(); });
+    connect(m_store, &StoreClient::runsListed, this, [this](qint64 id, const RunListingList& list) {
+        if (id != m_listRequest) return;
+        const qint64 current = m_run->currentData().toLongLong();
+        m_run->clear();
+        for (const auto& run : list) {
+            if (run.candidates.size() < 2) continue;
+            QStringList profiles;
+            for (const auto& c : run.candidates) profiles << QString::fromStdString(c.profileName);
+            m_run->addItem(QStringLiteral("#%1 %2 (%3)").arg(run.id).arg(QString::fromStdString(run.name),
+                                                                          profiles.join(QStringLiteral(" vs "))),
+                           QVariant::fromValue<qint64>(run.id));
+        }
+        const int keep = m_run->findData(QVariant::fromValue<qint64>(current));
+        if (keep >= 0) m_run->setCurrentIndex(keep);
+        if (m_run->count() == 0) m_status->setText(tr("No run with two candidates yet: run a Benchmark first."));
+    });
+    connect(m_store, &StoreClient::selected, this, [this](qint64 id, const lab::SelectionResult& result, qint64 selectionId) {
+        if (id != m_selectRequest) return;
+        m_decide->setEnabled(true);
+        m_selectionId = selectionId;
+        m_result = result;
+        show(result);
+        m_status->setText(tr("Saved as selection %1 with run %2.").arg(selectionId).arg(m_runId));
+        emit selectionSaved(selectionId, m_runId);
+    });
+    connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
+        if (id != m_selectRequest && id != m_listRequest) return;
+        m_decide->setEnabled(true);
+        m_status->setText(tr("Cannot decide: %1").arg(message));
+    });
+    connect(m_store, &StoreClient::opened, this, [this] { refreshRuns(); });
+}
+
+void SelectionPage::setPriceSheet(const QString& path) {
+    if (m_prices->text().isEmpty()) m_prices->setText(path);
+}
+
+void SelectionPage::refreshRuns() {
+    m_listRequest = m_store->listRuns();
+}
+
+void SelectionPage::decide(qint64 runId) {
+    SelectionRequest req;
+    m_runId = runId > 0 ? runId : m_run->currentData().toLongLong();
+    if (m_runId <= 0) {
+        m_status->setText(tr("Choose a run first."));
+        return;
+    }
+    req.runIds.push_back(m_runId);
+    for (const QString& part : m_repeats->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const qint64 id = part.trimmed().toLongLong(&ok);
+        if (!ok || id <= 0) {
+            m_status->setText(tr("Repeats: '%1' is not a run id.").arg(part.trimmed()));
+            return;
+        }
+        req.runIds.push_back(id);
+    }
+    try {
+        req.requirements = m_form->requirements();
+        if (!m_prices->text().trimmed().isEmpty())
+            req.prices = lab::loadPriceSheet(m_prices->text().trimmed().toStdString());
+    } catch (const std::exception& e) {
+        m_status->setText(QString::fromUtf8(e.what()));
+        return;
+    }
+    req.baseDirectory = m_form->baseDirectory();
+    m_decide->setEnabled(false);
+    m_status->setText(tr("Deciding (bootstrap over the stored requests)…"));
+    m_selectRequest = m_store->select(req);
+}
+
+void SelectionPage::show(const lab::SelectionResult& r) {
+    m_recommendation->setText(tr("Recommendation: %1 mode").arg(QString::fromUtf8(lab::modeName(r.recommendation))));
+    m_confidence->setText(tr("Decided by %1. Confidence %2 (%3 of %4 %5 agree)%6")
+                              .arg(r.decidedBy == "score" ? tr("the weighted score")
+                                                          : tr("the %1 rule").arg(QString::fromStdString(r.decidedBy)))
+                              .arg(r.confidence, 0, 'f', 2)
+                              .arg(r.noise.agreeing)
+                              .arg(r.noise.replicates)
+                              .arg(r.noise.method == "bootstrap" ? tr("bootstrap replicates") : tr("runs"))
+                              .arg(r.marginWithinNoise ? tr("; the margin is within the noise: measure again or "
+                                                            "add repeated runs before relying on it.")
+                                                       : tr("; a clear margin.")));
+    m_trace->setRowCount(static_cast<int>(r.trace.size() + r.conflicts.size()));
+    int row = 0;
+    for (const auto& t : r.trace) {
+        m_trace->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(t.rule)));
+        m_trace->setItem(row, 1, new QTableWidgetItem(t.fired ? tr("fired") : tr("–")));
+        m_trace->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(t.detail)));
+        ++row;
+    }
+    for (const auto& c : r.conflicts) {
+        m_trace->setItem(row, 0, new QTableWidgetItem(tr("conflict")));
+        m_trace->setItem(row, 1, new QTableWidgetItem(QString()));
+        m_trace->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(c)));
+        ++row;
+    }
+    m_trace->resizeRowsToContents();
+    std::vector<std::pair<QString, QList<qreal>>> scores, cost;
+    QString currency;
+    for (const auto& s : r.scores) {
+        const QString name = QString::fromUtf8(lab::modeName(s.mode));
+        scores.push_back({name, {s.latency, s.costScore, s.features, s.total}});
+        if (s.cost) {
+            cost.push_back({name, {s.cost->total, s.cost->perMillionTokens}});
+            currency = QString::fromStdString(s.cost->currency);
+        }
+    }
+    setBars(m_scores, {tr("latency"), tr("cost"), tr("features"), tr("total")}, scores, tr("score"));
+    if (cost.empty()) {
+        setBars(m_cost, {}, {}, QString());
+        m_cost->chart()->setTitle(tr("Monthly cost (give a price sheet)"));
+    } else {
+        setBars(m_cost, {tr("per month"), tr("per million tokens")}, cost, currency);
+        m_cost->chart()->setTitle(tr("Cost (%1)").arg(currency));
+    }
+    QStringList monitor;
+    for (const auto& m : r.monitoring) monitor << QString::fromStdString(m).toHtmlEscaped();
+    m_monitoring->setText(monitor.isEmpty() ? QString()
+                                            : tr("<b>With fast mode, monitor:</b> ") + monitor.join(QStringLiteral("; ")));
+}
+
+} // namespace mb::gui
