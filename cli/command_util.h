@@ -33,6 +33,7 @@ void addRunsCommand(CLI::App& root);
 void addServeCommand(CLI::App& root);
 void addSelectCommand(CLI::App& root);
 void addReportCommand(CLI::App& root);
+void addMigrateCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();

@@ -281,9 +281,26 @@ TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     EXPECT_EQ(sel["trace"].size(), 4u);
     EXPECT_GT(sel["scores"]["fast"]["hit_rate"].get<double>(), 0.0) << "the shared prefixes hit the fast cache";
     EXPECT_EQ(sel["scores"]["regular"]["hit_rate"].get<double>(), 0.0);
+    // The flowchart, walked for real from the command line: A, D (a refused model update),
+    // E, F (a stored monitoring run), G, then H or the I -> F loop; the state is saved.
+    const std::string selection = std::to_string(sel["selection_id"].get<int64_t>());
+    const std::string prompts = (m_dir / "prompts.jsonl").string();
+    std::ofstream(prompts) << "{\"prompt\": \"Once upon a time\"}\n{\"prompt\": \"The little dog\"}\n";
+    const auto walk = mb::test::runCli({"migrate", "--db", m_db, "--selection", selection, "--prompts", prompts,
+                                        "--threads", "2", "--json"});
+    ASSERT_EQ(walk.exitCode, 0) << walk.err;
+    const auto state = nlohmann::json::parse(walk.out);
+    EXPECT_TRUE(state["node"] == "H" || state["node"] == "C") << walk.out;
+    EXPECT_TRUE(state["warmup"]["reload_refused"].get<bool>()) << walk.out;
+    EXPECT_GE(state["monitoring"].size(), 1u);
+    const auto path = state["path"].dump();
+    for (const char* n : {"\"A\"", "\"B\"", "\"D\"", "\"E\"", "\"F\"", "\"G\""}) EXPECT_NE(path.find(n), std::string::npos) << path;
+    const auto bad = mb::test::runCli({"migrate", "--db", m_db, "--selection", "999"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("999"), std::string::npos) << bad.err;
+
     const std::string out = (m_dir / "real.html").string();
-    const auto rep = mb::test::runCli({"report", "--db", m_db, "--selection",
-                                       std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out});
+    const auto rep = mb::test::runCli({"report", "--db", m_db, "--selection", selection, "--format", "html", "--out", out});
     ASSERT_EQ(rep.exitCode, 0) << rep.err;
     const std::string html = mb::test::slurp(out);
     EXPECT_EQ(mb::test::wellFormedProblem(html), "");
