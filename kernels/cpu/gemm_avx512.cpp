@@ -1,0 +1,184 @@
+// Register-tiled AVX-512 matrix products: float tiles 16 lanes wide (ZMM), quantised tiles with VNNI.
+//
+// Float (F32, F16 weights; F32 activations): as gemm_avx2.cpp with ZMM registers, so a
+// multiply-add covers 16 elements and 32 registers hold a 2 x 6 prefill tile (24 accumulators,
+// two per output). F16 weights convert 16 at a time (vcvtph2ps zmm). The k % 16 tail is one
+// masked step, so any k runs vector code to the end.
+//
+// Quantised (Q8_0, Q4_0 weights; Q8_0 activations): vpdpbusd multiplies unsigned by signed
+// bytes and sums each 4 into an int32 lane in one instruction (AVX2 needs sign, maddubs,
+// madd). The weights are made unsigned by a bias: Q4_0 stores q + 8 in a nibble, used as is;
+// Q8_0 flips the sign bit (q + 128). The bias times the activations, bias * sum(x) per lane, is
+// subtracted once per token and block, by starting the accumulation from its negation, and
+// shared by all R rows. Lane sums are exact, so each lane equals the AVX2 kernel's lane (bytes
+// 4j..4j+3) and the float steps after it are the same.
+//
+// Bit stability as in gemm_avx2.cpp: every output is accumulated in its own registers, in the
+// same order, by the same instructions, whatever tile it falls in; a 1 x 1 tile is the dot.
+#include "kernels/cpu/gemm_avx512.h"
+#include "kernels/cpu/gemm_panel.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
+    defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+
+namespace mb::kernels::avx512 {
+
+namespace {
+
+inline __m512 load16(const float* p) {
+    return _mm512_loadu_ps(p);
+}
+inline __m512 load16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+// The first n < 16 elements; the rest read as zero (masked loads never touch them).
+inline __m512 load16(const float* p, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, p);
+}
+inline __m512 load16(const uint16_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+// One R x T float tile over k elements. Each output has two accumulators, for the first and
+// second 16 elements of every 32; a 16-element remainder goes to the first, a k % 16 tail
+// (masked) to the second; then a fixed reduction of their sum.
+template <class W, int R, int T>
+void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
+    __m512 acc0[R][T], acc1[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm512_setzero_ps();
+    auto step = [&](int64_t i, __m512(&acc)[R][T], auto... mask) {
+        for (int r = 0; r < R; ++r) {
+            const __m512 wv = load16(w + r * ldw + i, mask...);
+            for (int t = 0; t < T; ++t)
+                acc[r][t] = _mm512_fmadd_ps(wv, load16(x + t * ldx + i, mask...), acc[r][t]);
+        }
+    };
+    int64_t i = 0;
+    for (; i + 32 <= k; i += 32) {
+        step(i, acc0);
+        step(i + 16, acc1);
+    }
+    if (i + 16 <= k) {
+        step(i, acc0);
+        i += 16;
+    }
+    if (i < k) step(i, acc1, static_cast<__mmask16>((1u << (k - i)) - 1));
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][t], acc1[r][t]));
+}
+
+inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v);
+    __m128 hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+// Weight block -> 32 unsigned bytes q + bias (element order as in the block); kBias per format.
+template <class WB> constexpr char kBias = 0;
+template <> constexpr char kBias<BlockQ8_0> = static_cast<char>(0x80);
+template <> constexpr char kBias<BlockQ4_0> = 8;
+inline __m256i decodeBiased(const BlockQ8_0& b) {
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs)), _mm256_set1_epi8(-128));
+}
+inline __m256i decodeBiased(const BlockQ4_0& b) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs));
+    // Elements 0..15 are the low nibbles, 16..31 the high nibbles.
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0f));
+}
+inline __m256 scale(uint16_t d) {
+    return _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(d)));
+}
+
+// One R x T tile of weight blocks against Q8_0 activation blocks: per (row, token, block) one
+// vpdpbusd into 8 exact int32 lanes, converted and added with scale dw * dx.
+template <class WB, int R, int T>
+void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    const __m256i bias = _mm256_set1_epi8(kBias<WB>);
+    const __m256i zero = _mm256_setzero_si256();
+    // One token (decode) streams the weights from memory, R rows at once: fetch the next
+    // tile's rows (contiguous in a weight matrix) as far ahead as this step reads.
+    const char* next = reinterpret_cast<const char*>(w + R * ldw);
+    constexpr int kStepBytes = R * static_cast<int>(sizeof(WB));
+    for (int64_t b = 0; b < nb; ++b) {
+        if constexpr (T == 1)
+            for (int p = 0; p < kStepBytes; p += 64) _mm_prefetch(next + b * kStepBytes + p, _MM_HINT_T0);
+        __m256i xq[T], start[T];
+        __m256 dx[T];
+        for (int t = 0; t < T; ++t) {
+            const BlockQ8_0& xb = x[t * ldx + b];
+            xq[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.qs));
+            start[t] = _mm256_sub_epi32(zero, _mm256_dpbusd_epi32(zero, bias, xq[t])); // -bias * sum(x)
+            dx[t] = scale(xb.d);
+        }
+        for (int r = 0; r < R; ++r) {
+            const WB& wb = w[r * ldw + b];
+            const __m256i wq = decodeBiased(wb);
+            const __m256 dw = scale(wb.d);
+            for (int t = 0; t < T; ++t) {
+                const __m256 sum = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(start[t], wq, xq[t]));
+                acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(dw, dx[t]), sum, acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum(acc[r][t]);
+}
+
+template <class W, int R, int T> struct FloatTile {
+    static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
+        tileFloat<W, R, T>(w, ldw, x, ldx, k, y, ldy);
+    }
+};
+template <class W, int R, int T> struct QuantTile {
+    static void run(const W* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+        tileQuant<W, R, T>(w, ldw, x, ldx, nb, y, ldy);
+    }
+};
+
+// Rows per tile for T tokens per tile (index T - 1). Float: 2 * R * T accumulators + R
+// weights <= 32 ZMM registers. One token reads one float row (one stream for the
+// prefetchers); quantised one-token tiles read several rows and prefetch the next tile.
+// Chosen with tests/perf/matmul_bench (docs/PERFORMANCE.md).
+constexpr int kFloatRows[kMaxT] = {1, 4, 3, 3, 2, 2};
+constexpr int kQ4Rows[kMaxT] = {4, 4, 3, 2, 2, 2};
+constexpr int kQ8Rows[kMaxT] = {2, 4, 3, 2, 2, 2};
+
+constexpr auto kF32Tiles = tileTable<float, float, FloatTile>();
+constexpr auto kF16Tiles = tileTable<uint16_t, float, FloatTile>();
+constexpr auto kQ8Tiles = tileTable<BlockQ8_0, BlockQ8_0, QuantTile>();
+constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
+
+} // namespace
+
+void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, int64_t tokens,
+             float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0) panel(kF32Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+}
+
+void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, int64_t tokens,
+             float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0) panel(kF16Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+}
+
+void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, int64_t rows,
+              int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0) panel(kQ8Tiles, kQ8Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+
+void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, int64_t rows,
+              int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0) panel(kQ4Tiles, kQ4Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+
+} // namespace mb::kernels::avx512
+
+#endif
