@@ -1,9 +1,9 @@
 // Register-tiled AVX-512 matrix products: float tiles 16 lanes wide (ZMM), quantised tiles with VNNI.
 //
 // Float (F32, F16 weights; F32 activations): as gemm_avx2.cpp with ZMM registers, so a
-// multiply-add covers 16 elements and 32 registers hold a 2 x 6 prefill tile (24 accumulators,
-// two per output). F16 weights convert 16 at a time (vcvtph2ps zmm). The k % 16 tail is one
-// masked step, so any k runs vector code to the end.
+// multiply-add covers 16 elements and 32 registers hold a 4 x 6 prefill tile (24 accumulators,
+// one per output) with its 6 activation vectors. F16 weights convert 16 at a time (vcvtph2ps
+// zmm). The k % 16 tail is one masked step, so any k runs vector code to the end.
 //
 // Quantised (Q8_0, Q4_0 weights; Q8_0 activations): vpdpbusd multiplies unsigned by signed
 // bytes and sums each 4 into an int32 lane in one instruction (AVX2 needs sign, maddubs,
@@ -40,33 +40,36 @@ inline __m512 load16(const uint16_t* p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
-// One R x T float tile over k elements. Each output has two accumulators, for the first and
-// second 16 elements of every 32; a 16-element remainder goes to the first, a k % 16 tail
-// (masked) to the second; then a fixed reduction of their sum.
+// One R x T float tile over k elements: one accumulator per output (so a 4 x 6 tile keeps
+// its 24 accumulators, 6 activation vectors and a weight vector in registers and loads 10
+// vectors per 24 FMAs; two accumulators per output left no room for the activations and
+// every FMA loaded one); the k % 16 tail is one masked step; then a fixed reduction.
 template <class W, int R, int T>
 void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
-    __m512 acc0[R][T], acc1[R][T];
+    __m512 acc[R][T];
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm512_setzero_ps();
-    auto step = [&](int64_t i, __m512(&acc)[R][T], auto... mask) {
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    // One token (decode) streams R weight rows from memory; the hardware prefetchers follow R
+    // interleaved streams poorly, so fetch the next tile's rows (R * ldw elements on) as far
+    // ahead as this step reads, a cache line per row every 64 bytes.
+    const char* next = reinterpret_cast<const char*>(w + R * ldw);
+    auto step = [&](int64_t i, auto... mask) {
+        if constexpr (T == 1)
+            if ((i * static_cast<int64_t>(sizeof(W))) % 64 == 0)
+                for (int r = 0; r < R; ++r)
+                    _mm_prefetch(next + (r * ldw + i) * static_cast<int64_t>(sizeof(W)), _MM_HINT_T0);
+        __m512 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = load16(x + t * ldx + i, mask...);
         for (int r = 0; r < R; ++r) {
             const __m512 wv = load16(w + r * ldw + i, mask...);
-            for (int t = 0; t < T; ++t)
-                acc[r][t] = _mm512_fmadd_ps(wv, load16(x + t * ldx + i, mask...), acc[r][t]);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     };
     int64_t i = 0;
-    for (; i + 32 <= k; i += 32) {
-        step(i, acc0);
-        step(i + 16, acc1);
-    }
-    if (i + 16 <= k) {
-        step(i, acc0);
-        i += 16;
-    }
-    if (i < k) step(i, acc1, static_cast<__mmask16>((1u << (k - i)) - 1));
+    for (; i + 16 <= k; i += 16) step(i);
+    if (i < k) step(i, static_cast<__mmask16>((1u << (k - i)) - 1));
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][t], acc1[r][t]));
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(acc[r][t]);
 }
 
 inline float hsum(__m256 v) {
@@ -144,11 +147,13 @@ template <class W, int R, int T> struct QuantTile {
     }
 };
 
-// Rows per tile for T tokens per tile (index T - 1). Float: 2 * R * T accumulators + R
-// weights <= 32 ZMM registers. One token reads one float row (one stream for the
-// prefetchers); quantised one-token tiles read several rows and prefetch the next tile.
+// Rows per tile for T tokens per tile (index T - 1). Float: R * T accumulators + T
+// activations + 1 weight <= 32 ZMM registers; 4 x 6 measured about 2x AVX2's 1 x 6 for F16
+// prefill, where 3 x 6 and 2 x 6 (two accumulators per output) were no faster than AVX2. One
+// token reads 4 float rows (four FMA chains; with the prefetch as fast as one row from memory
+// and 1.6x from cache), 2 Q8_0 or 4 Q4_0 rows, each prefetching the next tile.
 // Chosen with tests/perf/matmul_bench (docs/PERFORMANCE.md).
-constexpr int kFloatRows[kMaxT] = {1, 4, 3, 3, 2, 2};
+constexpr int kFloatRows[kMaxT] = {4, 4, 4, 4, 4, 4};
 constexpr int kQ4Rows[kMaxT] = {4, 4, 3, 2, 2, 2};
 constexpr int kQ8Rows[kMaxT] = {2, 4, 3, 2, 2, 2};
 
