@@ -22,6 +22,13 @@
     defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics (vcvtph2ps, extracts) start from an undefined vector and warn
+// about it wherever they are inlined (GCC bug 105593); that value is never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace mb::kernels::avx512 {
 
 namespace {
@@ -40,21 +47,23 @@ inline __m512 load16(const uint16_t* p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
-// One R x T float tile over k elements: one accumulator per output (so a 4 x 6 tile keeps
-// its 24 accumulators, 6 activation vectors and a weight vector in registers and loads 10
-// vectors per 24 FMAs; two accumulators per output left no room for the activations and
-// every FMA loaded one); the k % 16 tail is one masked step; then a fixed reduction.
+// One R x T float tile over k elements. Each output has two accumulators: acc0 over the first
+// half of the 16-element steps, acc1 over the rest and the k % 16 tail (one masked step); then
+// a fixed reduction of acc0 + acc1. Two chains keep decode's one-row tile off the FMA latency
+// (with one chain it read F16 weights about 15% slower than AVX2; interleaving 2 or 4 rows was
+// slower still). Splitting k in halves rather than alternating 16-element steps lets a large
+// tile run the halves one after the other: the 4 x 6 prefill tile keeps 24 accumulators and
+// its 6 activation vectors in registers (10 loads per 24 FMAs, about 2x AVX2's 1 x 6), parks
+// acc0 on the stack, and runs the second half; each accumulator sees the same FMAs in the same
+// order as when the halves interleave, so every tile gives the single dot's bits.
 template <class W, int R, int T>
 void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
-    __m512 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
-    // One token (decode) streams R weight rows from memory; the hardware prefetchers follow R
-    // interleaved streams poorly, so fetch the next tile's rows (R * ldw elements on) as far
-    // ahead as this step reads, a cache line per row every 64 bytes.
+    // One token with several rows (attention's keys): fetch the next tile's rows (R * ldw
+    // elements on) as far ahead as this step reads, a cache line per row every 64 bytes.
+    // always_inline: otherwise GCC keeps the accumulators of the big tiles in memory.
     const char* next = reinterpret_cast<const char*>(w + R * ldw);
-    auto step = [&](int64_t i, auto... mask) {
-        if constexpr (T == 1)
+    auto step = [&](int64_t i, __m512(&acc)[R][T], auto... mask) __attribute__((always_inline)) {
+        if constexpr (T == 1 && R > 1)
             if ((i * static_cast<int64_t>(sizeof(W))) % 64 == 0)
                 for (int r = 0; r < R; ++r)
                     _mm_prefetch(next + (r * ldw + i) * static_cast<int64_t>(sizeof(W)), _MM_HINT_T0);
@@ -65,20 +74,31 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
             for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     };
-    int64_t i = 0;
-    for (; i + 16 <= k; i += 16) step(i);
-    if (i < k) step(i, static_cast<__mmask16>((1u << (k - i)) - 1));
+    const int64_t steps = k / 16, half = steps / 2;
+    auto tail = [&](__m512(&acc)[R][T]) __attribute__((always_inline)) {
+        if (steps * 16 < k) step(steps * 16, acc, static_cast<__mmask16>((1u << (k - steps * 16)) - 1));
+    };
+    __m512 acc0[R][T], acc1[R][T];
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(acc[r][t]);
-}
-
-inline float hsum(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v);
-    __m128 hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
+        for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm512_setzero_ps();
+    if constexpr (2 * R * T + T + 1 <= 32) { // both halves fit in registers: interleave them
+        for (int64_t j = 0; j < half; ++j) {
+            step(16 * j, acc0);
+            step(16 * (half + j), acc1);
+        }
+        for (int64_t j = 2 * half; j < steps; ++j) step(16 * j, acc1);
+    } else { // first half, park it, second half
+        for (int64_t j = 0; j < half; ++j) step(16 * j, acc0);
+        __m512 parked[R][T];
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) parked[r][t] = acc0[r][t];
+        for (int64_t j = half; j < steps; ++j) step(16 * j, acc1);
+        for (int r = 0; r < R; ++r)
+            for (int t = 0; t < T; ++t) acc0[r][t] = parked[r][t];
+    }
+    tail(acc1);
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][t], acc1[r][t]));
 }
 
 // Weight block -> 32 unsigned bytes q + bias (element order as in the block); kBias per format.
@@ -153,7 +173,8 @@ template <class W, int R, int T> struct QuantTile {
 // token reads 4 float rows (four FMA chains; with the prefetch as fast as one row from memory
 // and 1.6x from cache), 2 Q8_0 or 4 Q4_0 rows, each prefetching the next tile.
 // Chosen with tests/perf/matmul_bench (docs/PERFORMANCE.md).
-constexpr int kFloatRows[kMaxT] = {4, 4, 4, 4, 4, 4};
+constexpr int kF32Rows[kMaxT] = {4, 4, 4, 4, 4, 4};
+constexpr int kF16Rows[kMaxT] = {1, 4, 4, 4, 4, 4};
 constexpr int kQ4Rows[kMaxT] = {4, 4, 3, 2, 2, 2};
 constexpr int kQ8Rows[kMaxT] = {2, 4, 3, 2, 2, 2};
 
@@ -166,12 +187,12 @@ constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
 
 void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, int64_t tokens,
              float* y, int64_t ldy) {
-    if (rows > 0 && tokens > 0) panel(kF32Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+    if (rows > 0 && tokens > 0) panel(kF32Tiles, kF32Rows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
 void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, int64_t tokens,
              float* y, int64_t ldy) {
-    if (rows > 0 && tokens > 0) panel(kF16Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+    if (rows > 0 && tokens > 0) panel(kF16Tiles, kF16Rows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
 void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, int64_t rows,

@@ -1,4 +1,4 @@
-// Tile tables and the panel loop shared by the SIMD gemm files (gemm_avx2.cpp, gemm_avx512.cpp).
+// Tile tables, the panel loop and small helpers shared by the SIMD kernel files (gemm_*, vec_*).
 //
 // Include only from a file compiled for one instruction set. Everything here has internal
 // linkage (an unnamed namespace) on purpose: each including file gets its own copy built with
@@ -10,6 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 namespace mb::kernels {
 namespace { // NOLINT(google-build-namespaces, cert-dcl59-cpp): see the file comment
@@ -54,6 +58,27 @@ void panel(const TileTable<W, X>& table, const int* rowsPerTile, const W* w, int
         }
     }
 }
+
+// A single dot product as the 1 x 1 tile of a gemm (VecKernels::gemm* signature), so a dot
+// and every tile holding that row and token agree bit for bit.
+template <auto Gemm, class W, class X>
+float dotOfGemm(const W* w, const X* x, int64_t n) {
+    float y;
+    Gemm(w, 0, x, 0, n, 1, 1, &y, 1);
+    return y;
+}
+
+#if defined(__AVX__)
+// The sum of 8 floats in a fixed order.
+inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v);
+    __m128 hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+#endif
 
 } // namespace
 } // namespace mb::kernels

@@ -1,6 +1,7 @@
 // The AVX-512 (+VNNI) vector table: the AVX2 table with its matrix products replaced (this file
 // and gemm_avx512.cpp alone are built with the AVX-512 flags).
 #include "kernels/cpu/gemm_avx512.h"
+#include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/vec.h"
 
 namespace mb::kernels {
@@ -11,28 +12,6 @@ const VecKernels* avx2VecKernelsUnchecked(); // defined in vec_avx2.cpp
 
 namespace {
 
-// The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
-float dotF32(const float* w, const float* x, int64_t n) {
-    float y;
-    avx512::gemmF32(w, 0, x, 0, n, 1, 1, &y, 1);
-    return y;
-}
-float dotF16(const uint16_t* w, const float* x, int64_t n) {
-    float y;
-    avx512::gemmF16(w, 0, x, 0, n, 1, 1, &y, 1);
-    return y;
-}
-float dotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
-    float y;
-    avx512::gemmQ8_0(w, 0, x, 0, nb, 1, 1, &y, 1);
-    return y;
-}
-float dotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb) {
-    float y;
-    avx512::gemmQ4_0(w, 0, x, 0, nb, 1, 1, &y, 1);
-    return y;
-}
-
 // BF16 dots, activation quantisation, axpy and axpyRows stay AVX2's (memory- or
 // latency-bound, or rare), so attention's V sum is the same in both tables.
 VecKernels makeTable() {
@@ -40,10 +19,11 @@ VecKernels makeTable() {
     if (!base) return {};
     VecKernels k = *base;
     k.name = "avx512";
-    k.dotF32 = dotF32;
-    k.dotF16 = dotF16;
-    k.dotQ8_0 = dotQ8_0;
-    k.dotQ4_0 = dotQ4_0;
+    // The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
+    k.dotF32 = dotOfGemm<avx512::gemmF32, float, float>;
+    k.dotF16 = dotOfGemm<avx512::gemmF16, uint16_t, float>;
+    k.dotQ8_0 = dotOfGemm<avx512::gemmQ8_0, BlockQ8_0, BlockQ8_0>;
+    k.dotQ4_0 = dotOfGemm<avx512::gemmQ4_0, BlockQ4_0, BlockQ8_0>;
     k.gemmF32 = avx512::gemmF32;
     k.gemmF16 = avx512::gemmF16;
     k.gemmQ8_0 = avx512::gemmQ8_0;
