@@ -47,15 +47,15 @@ inline __m512 load16(const uint16_t* p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
-// One R x T float tile over k elements. Each output has two accumulators: acc0 over the first
-// half of the 16-element steps, acc1 over the rest and the k % 16 tail (one masked step); then
-// a fixed reduction of acc0 + acc1. Two chains keep decode's one-row tile off the FMA latency
-// (with one chain it read F16 weights about 15% slower than AVX2; interleaving 2 or 4 rows was
-// slower still). Splitting k in halves rather than alternating 16-element steps lets a large
-// tile run the halves one after the other: the 4 x 6 prefill tile keeps 24 accumulators and
-// its 6 activation vectors in registers (10 loads per 24 FMAs, about 2x AVX2's 1 x 6), parks
-// acc0 on the stack, and runs the second half; each accumulator sees the same FMAs in the same
-// order as when the halves interleave, so every tile gives the single dot's bits.
+// One R x T float tile over k elements. Each output has two accumulators: acc0 over the even
+// 16-element steps, acc1 over the odd ones and the k % 16 tail (one masked step); then a fixed
+// reduction of acc0 + acc1. Two chains keep decode's one-row tile off the FMA latency (with one
+// chain it read F16 weights about 15% slower than AVX2; interleaving 2 or 4 rows, or the two
+// halves of a row, was slower still). A tile too big for both chains in registers runs them in
+// turn: the 4 x 6 prefill tile keeps 24 accumulators and its 6 activation vectors in registers
+// (10 loads per 24 FMAs, about 2x AVX2's 1 x 6), parks acc0 on the stack after the even steps,
+// then runs the odd ones; each accumulator sees the same FMAs in the same order either way, so
+// every tile gives the single dot's bits.
 template <class W, int R, int T>
 void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
     // One token with several rows (attention's keys): fetch the next tile's rows (R * ldw
@@ -74,25 +74,26 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
             for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     };
-    const int64_t steps = k / 16, half = steps / 2;
+    const int64_t steps = k / 16;
     auto tail = [&](__m512(&acc)[R][T]) __attribute__((always_inline)) {
         if (steps * 16 < k) step(steps * 16, acc, static_cast<__mmask16>((1u << (k - steps * 16)) - 1));
     };
     __m512 acc0[R][T], acc1[R][T];
     for (int r = 0; r < R; ++r)
         for (int t = 0; t < T; ++t) acc0[r][t] = acc1[r][t] = _mm512_setzero_ps();
-    if constexpr (2 * R * T + T + 1 <= 32) { // both halves fit in registers: interleave them
-        for (int64_t j = 0; j < half; ++j) {
+    if constexpr (2 * R * T + T + 1 <= 32) { // both chains fit in registers: alternate
+        int64_t j = 0;
+        for (; j + 2 <= steps; j += 2) {
             step(16 * j, acc0);
-            step(16 * (half + j), acc1);
+            step(16 * (j + 1), acc1);
         }
-        for (int64_t j = 2 * half; j < steps; ++j) step(16 * j, acc1);
-    } else { // first half, park it, second half
-        for (int64_t j = 0; j < half; ++j) step(16 * j, acc0);
+        if (j < steps) step(16 * j, acc0);
+    } else { // even steps, park them, odd steps
+        for (int64_t j = 0; j < steps; j += 2) step(16 * j, acc0);
         __m512 parked[R][T];
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) parked[r][t] = acc0[r][t];
-        for (int64_t j = half; j < steps; ++j) step(16 * j, acc1);
+        for (int64_t j = 1; j < steps; j += 2) step(16 * j, acc1);
         for (int r = 0; r < R; ++r)
             for (int t = 0; t < T; ++t) acc0[r][t] = parked[r][t];
     }
