@@ -15,6 +15,7 @@ CpuFeatures detect() {
     CpuFeatures f;
     const char* force = std::getenv("MODEBENCH_CPU");
     if (force && std::string_view(force) == "portable") return f;
+    const bool noAvx512 = force && std::string_view(force) == "avx2";
 #if defined(__x86_64__) || defined(__i386__)
     // CPUID directly: clang 14's __builtin_cpu_supports does not know "f16c".
     unsigned a = 0, b = 0, c = 0, d = 0;
@@ -34,7 +35,12 @@ CpuFeatures detect() {
     if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
         f.avx2 = ymm && (b & (1u << 5));
         f.avx512f = zmm && (b & (1u << 16));
+        f.avx512bw = f.avx512f && (b & (1u << 30));
+        f.avx512vl = f.avx512f && (b & (1u << 31));
+        f.avx512vnni = f.avx512f && (c & (1u << 11));
     }
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avxvnni = ymm && (a & (1u << 4));
+    if (noAvx512) f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avxvnni = false;
     f.fma = f.fma && ymm;
     f.f16c = f.f16c && ymm;
 #endif
@@ -53,6 +59,10 @@ std::string CpuFeatures::describe() const {
     add(fma, "fma");
     add(f16c, "f16c");
     add(avx512f, "avx512f");
+    add(avx512bw, "avx512bw");
+    add(avx512vl, "avx512vl");
+    add(avx512vnni, "avx512vnni");
+    add(avxvnni, "avxvnni");
     return s.empty() ? "portable" : s;
 }
 

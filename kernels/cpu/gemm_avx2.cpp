@@ -12,27 +12,16 @@
 // 1 x 1 tile is the single dot product. So results do not depend on the tile shape, on how rows are split across
 // threads, nor on how tokens are grouped into chunks.
 #include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_panel.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 
-#include <algorithm>
-#include <array>
 #include <cmath>
-#include <utility>
 
 namespace mb::kernels::avx2 {
 
 namespace {
-
-inline float hsum(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v);
-    __m128 hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
-}
 
 inline __m256 load8(const float* p) {
     return _mm256_loadu_ps(p);
@@ -131,25 +120,6 @@ void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_
         for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum(acc[r][t]);
 }
 
-// Tile tables indexed [T - 1][R - 1], so edge tiles (fewer rows or tokens) use the same
-// code with smaller constants.
-constexpr int kMaxR = 8;
-constexpr int kMaxT = 6;
-
-template <class W, class X>
-using TileFn = void (*)(const W*, int64_t, const X*, int64_t, int64_t, float*, int64_t);
-
-template <class W, class X, template <class, int, int> class Tile, int T, size_t... Rs>
-constexpr std::array<TileFn<W, X>, kMaxR> rowTable(std::index_sequence<Rs...>) {
-    return {&Tile<W, static_cast<int>(Rs) + 1, T>::run...};
-}
-template <class W, class X, template <class, int, int> class Tile>
-constexpr std::array<std::array<TileFn<W, X>, kMaxR>, kMaxT> tileTable() {
-    constexpr auto rs = std::make_index_sequence<kMaxR>();
-    return {rowTable<W, X, Tile, 1>(rs), rowTable<W, X, Tile, 2>(rs), rowTable<W, X, Tile, 3>(rs),
-            rowTable<W, X, Tile, 4>(rs), rowTable<W, X, Tile, 5>(rs), rowTable<W, X, Tile, 6>(rs)};
-}
-
 template <class W, int R, int T> struct FloatTile {
     static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y,
                     int64_t ldy) {
@@ -174,25 +144,6 @@ template <class W, int R, int T> struct QuantTile {
 constexpr int kFloatRows[kMaxT] = {1, 3, 2, 1, 1, 1};
 constexpr int kQ4Rows[kMaxT] = {4, 3, 2, 2, 1, 1};
 constexpr int kQ8Rows[kMaxT] = {2, 3, 2, 2, 1, 1};
-
-// The panel: for each tile of tokens (whose activations then stay in L1), every tile of
-// rows. The weights stream from L2 instead (callers keep a panel's rows small enough), which
-// costs less: a weight vector is 16 bytes in F16 and 18-34 bytes per 32 elements quantised,
-// an activation vector 32 bytes per 8 elements.
-template <class W, class X>
-void panel(const std::array<std::array<TileFn<W, X>, kMaxR>, kMaxT>& table, const int* rowsPerTile,
-           const W* w, int64_t ldw, const X* x, int64_t ldx, int64_t k, int64_t rows,
-           int64_t tokens, float* y, int64_t ldy) {
-    for (int64_t t0 = 0; t0 < tokens; t0 += kMaxT) {
-        const int64_t T = std::min<int64_t>(kMaxT, tokens - t0);
-        const int64_t rowTile = rowsPerTile[T - 1];
-        for (int64_t r0 = 0; r0 < rows; r0 += rowTile) {
-            const int64_t R = std::min(rowTile, rows - r0);
-            table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
-                w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
-        }
-    }
-}
 
 constexpr auto kF32Tiles = tileTable<float, float, FloatTile>();
 constexpr auto kF16Tiles = tileTable<uint16_t, float, FloatTile>();

@@ -4,6 +4,7 @@
 #include "kernels/tensor_type.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace mb::kernels {
 
@@ -46,6 +47,11 @@ struct VecKernels {
 const VecKernels& portableVecKernels();
 // nullptr when the CPU lacks AVX2+FMA+F16C (or MODEBENCH_CPU=portable).
 const VecKernels* avx2VecKernels();
+// nullptr when the CPU lacks AVX-512 F/BW/VL/VNNI or the AVX2 set (or MODEBENCH_CPU=avx2 or
+// portable). The AVX2 table with 16-wide float tiles and vpdpbusd quantised tiles.
+const VecKernels* avx512VecKernels();
+// Every table this CPU can run, slowest first: portable, then avx2 and avx512 where present.
+std::vector<const VecKernels*> availableVecKernels();
 // The fastest table this CPU supports, chosen once.
 const VecKernels& vecKernels();
 

@@ -1,6 +1,7 @@
 // AVX2 + FMA + F16C versions of the vector kernels (this file alone is built with -mavx2 -mfma -mf16c).
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/vec.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -11,28 +12,6 @@
 namespace mb::kernels {
 
 namespace {
-
-inline float hsum(__m256 v) {
-    __m128 lo = _mm256_castps256_ps128(v);
-    __m128 hi = _mm256_extractf128_ps(v, 1);
-    lo = _mm_add_ps(lo, hi);
-    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-    return _mm_cvtss_f32(lo);
-}
-
-// The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
-float dotF32(const float* w, const float* x, int64_t n) {
-    float y;
-    avx2::gemmF32(w, 0, x, 0, n, 1, 1, &y, 1);
-    return y;
-}
-
-float dotF16(const uint16_t* w, const float* x, int64_t n) {
-    float y;
-    avx2::gemmF16(w, 0, x, 0, n, 1, 1, &y, 1);
-    return y;
-}
 
 inline __m256 loadBF16(const uint16_t* p) {
     const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -46,18 +25,6 @@ float dotBF16(const uint16_t* w, const float* x, int64_t n) {
     float s = hsum(acc);
     for (; i < n; ++i) s += bf16ToFloat(w[i]) * x[i];
     return s;
-}
-
-float dotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t nb) {
-    float y;
-    avx2::gemmQ8_0(w, 0, x, 0, nb, 1, 1, &y, 1);
-    return y;
-}
-
-float dotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t nb) {
-    float y;
-    avx2::gemmQ4_0(w, 0, x, 0, nb, 1, 1, &y, 1);
-    return y;
 }
 
 void quantizeQ8_0(const float* x, BlockQ8_0* y, int64_t n) {
@@ -99,9 +66,19 @@ void axpy(float a, const float* x, float* y, int64_t n) {
     for (; i < n; ++i) y[i] = std::fma(a, x[i], y[i]); // an FMA, as in the vector part and axpyRows
 }
 
-const VecKernels kAvx2{"avx2",        dotF32,        dotF16,         dotBF16,
-                       dotQ8_0,       dotQ4_0,       quantizeQ8_0,   axpy,
-                       avx2::gemmF32, avx2::gemmF16, avx2::gemmQ8_0, avx2::gemmQ4_0,
+// The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
+const VecKernels kAvx2{"avx2",
+                       dotOfGemm<avx2::gemmF32, float, float>,
+                       dotOfGemm<avx2::gemmF16, uint16_t, float>,
+                       dotBF16,
+                       dotOfGemm<avx2::gemmQ8_0, BlockQ8_0, BlockQ8_0>,
+                       dotOfGemm<avx2::gemmQ4_0, BlockQ4_0, BlockQ8_0>,
+                       quantizeQ8_0,
+                       axpy,
+                       avx2::gemmF32,
+                       avx2::gemmF16,
+                       avx2::gemmQ8_0,
+                       avx2::gemmQ4_0,
                        avx2::axpyRows};
 
 } // namespace

@@ -26,92 +26,106 @@ void expectClose(double got, double ref, double absSum, const std::string& what)
     EXPECT_NEAR(got, ref, 1e-6 + 1e-5 * absSum) << what;
 }
 
+// Every SIMD table this CPU has (avx2, avx512) against the portable one.
 class VecKernelsTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        simd = avx2VecKernels();
-        if (!simd) GTEST_SKIP() << "this CPU has no AVX2+FMA+F16C; only the portable kernels exist";
+        for (const VecKernels* k : availableVecKernels())
+            if (k != &portableVecKernels()) simds.push_back(k);
+        if (simds.empty()) GTEST_SKIP() << "this CPU has no AVX2+FMA+F16C; only the portable kernels exist";
     }
     const VecKernels& ref = portableVecKernels();
-    const VecKernels* simd = nullptr;
+    std::vector<const VecKernels*> simds;
 };
 
 } // namespace
 
 TEST_F(VecKernelsTest, FloatDotsMatchPortable) {
-    for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 33, 100, 257, 4096}) {
-        const auto w = randomFloats(static_cast<size_t>(n), 1);
-        const auto x = randomFloats(static_cast<size_t>(n), 2);
-        std::vector<uint16_t> wh(static_cast<size_t>(n)), wb(static_cast<size_t>(n));
-        double absSum = 0;
-        for (int64_t i = 0; i < n; ++i) {
-            wh[static_cast<size_t>(i)] = floatToFp16(w[static_cast<size_t>(i)]);
-            wb[static_cast<size_t>(i)] = floatToBf16(w[static_cast<size_t>(i)]);
-            absSum += std::fabs(w[static_cast<size_t>(i)] * x[static_cast<size_t>(i)]);
+    for (const VecKernels* simd : simds) {
+        for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 33, 100, 257, 4096}) {
+            const auto w = randomFloats(static_cast<size_t>(n), 1);
+            const auto x = randomFloats(static_cast<size_t>(n), 2);
+            std::vector<uint16_t> wh(static_cast<size_t>(n)), wb(static_cast<size_t>(n));
+            double absSum = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                wh[static_cast<size_t>(i)] = floatToFp16(w[static_cast<size_t>(i)]);
+                wb[static_cast<size_t>(i)] = floatToBf16(w[static_cast<size_t>(i)]);
+                absSum += std::fabs(w[static_cast<size_t>(i)] * x[static_cast<size_t>(i)]);
+            }
+            const std::string at = std::string(simd->name) + " n=" + std::to_string(n);
+            expectClose(simd->dotF32(w.data(), x.data(), n), ref.dotF32(w.data(), x.data(), n), absSum, "f32 " + at);
+            expectClose(simd->dotF16(wh.data(), x.data(), n), ref.dotF16(wh.data(), x.data(), n), absSum, "f16 " + at);
+            expectClose(simd->dotBF16(wb.data(), x.data(), n), ref.dotBF16(wb.data(), x.data(), n), absSum, "bf16 " + at);
         }
-        const std::string at = "n=" + std::to_string(n);
-        expectClose(simd->dotF32(w.data(), x.data(), n), ref.dotF32(w.data(), x.data(), n), absSum, "f32 " + at);
-        expectClose(simd->dotF16(wh.data(), x.data(), n), ref.dotF16(wh.data(), x.data(), n), absSum, "f16 " + at);
-        expectClose(simd->dotBF16(wb.data(), x.data(), n), ref.dotBF16(wb.data(), x.data(), n), absSum, "bf16 " + at);
     }
 }
 
 TEST_F(VecKernelsTest, QuantisedDotsMatchPortable) {
-    for (int64_t nb : {1, 2, 3, 9, 24, 64}) {
-        const int64_t n = nb * 32;
-        const auto w = randomFloats(static_cast<size_t>(n), 3);
-        const auto x = randomFloats(static_cast<size_t>(n), 4);
-        std::vector<BlockQ8_0> w8(static_cast<size_t>(nb)), xq(static_cast<size_t>(nb));
-        std::vector<BlockQ4_0> w4(static_cast<size_t>(nb));
-        quantizeRowQ8_0(w.data(), w8.data(), n);
-        quantizeRowQ4_0(w.data(), w4.data(), n);
-        quantizeRowQ8_0(x.data(), xq.data(), n);
-        // Integer products are exact; only the per-block float accumulation order differs.
-        const double scale = static_cast<double>(n);
-        EXPECT_NEAR(simd->dotQ8_0(w8.data(), xq.data(), nb), ref.dotQ8_0(w8.data(), xq.data(), nb), 1e-5 * scale);
-        EXPECT_NEAR(simd->dotQ4_0(w4.data(), xq.data(), nb), ref.dotQ4_0(w4.data(), xq.data(), nb), 1e-5 * scale);
+    for (const VecKernels* simd : simds) {
+        for (int64_t nb : {1, 2, 3, 9, 24, 64}) {
+            const int64_t n = nb * 32;
+            const auto w = randomFloats(static_cast<size_t>(n), 3);
+            const auto x = randomFloats(static_cast<size_t>(n), 4);
+            std::vector<BlockQ8_0> w8(static_cast<size_t>(nb)), xq(static_cast<size_t>(nb));
+            std::vector<BlockQ4_0> w4(static_cast<size_t>(nb));
+            quantizeRowQ8_0(w.data(), w8.data(), n);
+            quantizeRowQ4_0(w.data(), w4.data(), n);
+            quantizeRowQ8_0(x.data(), xq.data(), n);
+            // Integer products are exact; only the per-block float accumulation order differs.
+            const double scale = static_cast<double>(n);
+            EXPECT_NEAR(simd->dotQ8_0(w8.data(), xq.data(), nb), ref.dotQ8_0(w8.data(), xq.data(), nb), 1e-5 * scale)
+                << simd->name << " nb=" << nb;
+            EXPECT_NEAR(simd->dotQ4_0(w4.data(), xq.data(), nb), ref.dotQ4_0(w4.data(), xq.data(), nb), 1e-5 * scale)
+                << simd->name << " nb=" << nb;
+        }
     }
 }
 
 TEST_F(VecKernelsTest, ActivationQuantisationMatchesPortable) {
-    const int64_t n = 32 * 50;
-    auto x = randomFloats(static_cast<size_t>(n), 5);
-    x[0] = 0.0f; // a block with an exact zero and extremes
-    std::vector<BlockQ8_0> a(static_cast<size_t>(n / 32)), b(static_cast<size_t>(n / 32));
-    ref.quantizeQ8_0(x.data(), a.data(), n);
-    simd->quantizeQ8_0(x.data(), b.data(), n);
-    for (size_t blk = 0; blk < a.size(); ++blk) {
-        ASSERT_EQ(a[blk].d, b[blk].d) << "block " << blk;
-        for (int j = 0; j < 32; ++j)
-            ASSERT_LE(std::abs(a[blk].qs[j] - b[blk].qs[j]), 1) << "block " << blk << " j " << j; // ties may differ
+    for (const VecKernels* simd : simds) {
+        const int64_t n = 32 * 50;
+        auto x = randomFloats(static_cast<size_t>(n), 5);
+        x[0] = 0.0f; // a block with an exact zero and extremes
+        std::vector<BlockQ8_0> a(static_cast<size_t>(n / 32)), b(static_cast<size_t>(n / 32));
+        ref.quantizeQ8_0(x.data(), a.data(), n);
+        simd->quantizeQ8_0(x.data(), b.data(), n);
+        for (size_t blk = 0; blk < a.size(); ++blk) {
+            ASSERT_EQ(a[blk].d, b[blk].d) << simd->name << " block " << blk;
+            for (int j = 0; j < 32; ++j)
+                ASSERT_LE(std::abs(a[blk].qs[j] - b[blk].qs[j]), 1) << simd->name << " block " << blk << " j " << j; // ties may differ
+        }
     }
 }
 
 TEST_F(VecKernelsTest, AxpyMatchesPortable) {
-    for (int64_t n : {1, 9, 64, 129}) {
-        const auto x = randomFloats(static_cast<size_t>(n), 6);
-        auto y1 = randomFloats(static_cast<size_t>(n), 7);
-        auto y2 = y1;
-        ref.axpy(0.37f, x.data(), y1.data(), n);
-        simd->axpy(0.37f, x.data(), y2.data(), n);
-        for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[static_cast<size_t>(i)], y2[static_cast<size_t>(i)], 1e-6f);
+    for (const VecKernels* simd : simds) {
+        for (int64_t n : {1, 9, 64, 129}) {
+            const auto x = randomFloats(static_cast<size_t>(n), 6);
+            auto y1 = randomFloats(static_cast<size_t>(n), 7);
+            auto y2 = y1;
+            ref.axpy(0.37f, x.data(), y1.data(), n);
+            simd->axpy(0.37f, x.data(), y2.data(), n);
+            for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y1[static_cast<size_t>(i)], y2[static_cast<size_t>(i)], 1e-6f);
+        }
     }
 }
 
 TEST(VecDispatch, ChoosesAKernelTable) {
     const VecKernels& k = vecKernels();
     EXPECT_NE(k.name, nullptr);
-    if (avx2VecKernels()) EXPECT_STREQ(k.name, "avx2");
+    // The fastest available; MODEBENCH_CPU=avx2 / portable (the CTest avx2.* and portable.*
+    // runs) hide the faster ones.
+    if (avx512VecKernels()) EXPECT_STREQ(k.name, "avx512");
+    else if (avx2VecKernels()) EXPECT_STREQ(k.name, "avx2");
     else EXPECT_STREQ(k.name, "portable");
+    if (avx512VecKernels()) EXPECT_NE(avx2VecKernels(), nullptr);
 }
 
 namespace {
 
-// Every table this machine can run: portable always, AVX2 where the CPU has it.
+// Every table this machine can run: portable always, AVX2 and AVX-512 where the CPU has them.
 std::vector<const VecKernels*> tables() {
-    std::vector<const VecKernels*> v = {&portableVecKernels()};
-    if (avx2VecKernels()) v.push_back(avx2VecKernels());
-    return v;
+    return availableVecKernels();
 }
 
 // A panel of weights (F32 source, F16/Q8_0/Q4_0 copies) and activations with padded
@@ -152,7 +166,7 @@ const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 13};
 // of the tile), so thread splits and batch grouping cannot change results.
 TEST(VecGemm, EveryOutputEqualsTheSingleDotBitForBit) {
     for (const VecKernels* k : tables()) {
-        for (int64_t K : {7, 32, 100, 288}) {
+        for (int64_t K : {7, 23, 32, 48, 100, 288}) {
             for (int64_t rows : kRowCounts) {
                 for (int64_t tokens : kTokenCounts) {
                     const Panel p(rows, tokens, K, static_cast<uint32_t>(rows * 100 + tokens));
@@ -194,7 +208,7 @@ TEST(VecGemm, EveryOutputEqualsTheSingleDotBitForBit) {
 // differs, bounded by atol + rtol * sum |w x|.
 TEST(VecGemm, MatchesDoubleReference) {
     for (const VecKernels* k : tables()) {
-        for (int64_t K : {1, 9, 64, 257, 768}) {
+        for (int64_t K : {1, 9, 23, 48, 64, 257, 768}) {
             for (int64_t rows : {1, 5, 8, 11}) {
                 for (int64_t tokens : {1, 3, 4, 7, 13}) {
                     const Panel p(rows, tokens, K, static_cast<uint32_t>(K + rows + tokens));
@@ -239,6 +253,27 @@ TEST(VecGemm, MatchesDoubleReference) {
                     }
                 }
             }
+        }
+    }
+}
+
+// The VNNI quantised tiles sum each 4 bytes exactly into the lane the AVX2 tiles use and
+// then take the same float steps, so quantised models give the same bits in both tables.
+TEST(VecGemm, Avx512QuantisedEqualsAvx2BitForBit) {
+    const VecKernels* a2 = avx2VecKernels();
+    const VecKernels* a5 = avx512VecKernels();
+    if (!a2 || !a5) GTEST_SKIP() << "needs both the AVX2 and the AVX-512 tables";
+    for (int64_t rows : {1, 3, 9}) {
+        for (int64_t tokens : {1, 2, 7}) {
+            const Panel p(rows, tokens, 256, static_cast<uint32_t>(rows * 10 + tokens));
+            const int64_t nb = p.nb, ldy = rows + 1;
+            std::vector<float> y2(p.outSize()), y5(p.outSize());
+            a2->gemmQ8_0(p.w8.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y2.data(), ldy);
+            a5->gemmQ8_0(p.w8.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y5.data(), ldy);
+            EXPECT_EQ(y2, y5) << "q8_0 rows=" << rows << " tokens=" << tokens;
+            a2->gemmQ4_0(p.w4.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y2.data(), ldy);
+            a5->gemmQ4_0(p.w4.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y5.data(), ldy);
+            EXPECT_EQ(y2, y5) << "q4_0 rows=" << rows << " tokens=" << tokens;
         }
     }
 }

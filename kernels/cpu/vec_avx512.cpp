@@ -1,0 +1,47 @@
+// The AVX-512 (+VNNI) vector table: the AVX2 table with its matrix products replaced (this file
+// and gemm_avx512.cpp alone are built with the AVX-512 flags).
+#include "kernels/cpu/gemm_avx512.h"
+#include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/vec.h"
+
+namespace mb::kernels {
+
+const VecKernels* avx2VecKernelsUnchecked(); // defined in vec_avx2.cpp
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+
+namespace {
+
+// BF16 dots, activation quantisation, axpy and axpyRows stay AVX2's (memory- or
+// latency-bound, or rare), so attention's V sum is the same in both tables.
+VecKernels makeTable() {
+    const VecKernels* base = avx2VecKernelsUnchecked();
+    if (!base) return {};
+    VecKernels k = *base;
+    k.name = "avx512";
+    // The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
+    k.dotF32 = dotOfGemm<avx512::gemmF32, float, float>;
+    k.dotF16 = dotOfGemm<avx512::gemmF16, uint16_t, float>;
+    k.dotQ8_0 = dotOfGemm<avx512::gemmQ8_0, BlockQ8_0, BlockQ8_0>;
+    k.dotQ4_0 = dotOfGemm<avx512::gemmQ4_0, BlockQ4_0, BlockQ8_0>;
+    k.gemmF32 = avx512::gemmF32;
+    k.gemmF16 = avx512::gemmF16;
+    k.gemmQ8_0 = avx512::gemmQ8_0;
+    k.gemmQ4_0 = avx512::gemmQ4_0;
+    return k;
+}
+
+} // namespace
+
+const VecKernels* avx512VecKernelsUnchecked() {
+    static const VecKernels table = makeTable();
+    return table.name ? &table : nullptr;
+}
+
+#else // compiler without the flags: no AVX-512 table
+
+const VecKernels* avx512VecKernelsUnchecked() { return nullptr; }
+
+#endif
+
+} // namespace mb::kernels
