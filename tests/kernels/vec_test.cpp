@@ -118,7 +118,9 @@ TEST(VecDispatch, ChoosesAKernelTable) {
     if (avx512VecKernels()) EXPECT_STREQ(k.name, "avx512");
     else if (avx2VecKernels()) EXPECT_STREQ(k.name, "avx2");
     else EXPECT_STREQ(k.name, "portable");
-    if (avx512VecKernels()) EXPECT_NE(avx2VecKernels(), nullptr);
+    if (avx512VecKernels()) {
+        EXPECT_NE(avx2VecKernels(), nullptr);
+    }
 }
 
 namespace {
