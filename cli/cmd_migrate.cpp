@@ -34,12 +34,7 @@ const lab::StoredCandidate& fastCandidate(const lab::StoredRun& run) {
 
 // The stored fast profile with the walk-through's current batching knobs.
 engine::Profile profileWithKnobs(const std::string& profileJson, const lab::BatchingKnobs& k) {
-    nlohmann::json p = nlohmann::json::parse(profileJson);
-    p["batching"] = k.dynamic ? "dynamic" : "off";
-    p["max_batch"] = k.maxBatch;
-    p["max_batch_tokens"] = k.maxBatchTokens;
-    p["max_wait_ms"] = k.maxWaitMs;
-    return engine::Profile::fromJson(p.dump());
+    return engine::Profile::fromJson(lab::profileWithBatching(profileJson, k));
 }
 
 void runMigrate(const MigrateArgs& a) {

@@ -1,12 +1,10 @@
 // MigrationPage: node steps run on the engine thread or computed here, the state saved with the selection.
 #include "gui/migration_page.h"
 
+#include "gui/bar_chart.h"
 #include "gui/benchmark_charts.h"
 #include "gui/flowchart_widget.h"
 
-#include <QBarCategoryAxis>
-#include <QBarSeries>
-#include <QBarSet>
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
@@ -152,31 +150,19 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
         if (id != m_job || !m_state) return;
         const lab::PromptHistogram h = lab::promptLengthHistogram(lengths);
         lab::assessContext(*m_state, h);
-        auto* chart = m_histogram->chart();
-        chart->removeAllSeries();
-        for (auto* a : chart->axes()) chart->removeAxis(a);
-        auto* set = new QBarSet(tr("prompts"));
+        QList<qreal> counts;
         QStringList labels;
         qreal top = 0;
         for (const auto& b : h.bins) {
-            set->append(static_cast<qreal>(b.count));
+            counts << static_cast<qreal>(b.count);
             labels << (b.upTo >= 1024 ? QStringLiteral("≤%1K").arg(b.upTo / 1024) : QStringLiteral("≤%1").arg(b.upTo));
             top = std::max<qreal>(top, static_cast<qreal>(b.count));
         }
-        auto* series = new QBarSeries;
-        series->append(set);
-        chart->addSeries(series);
-        auto* x = new QBarCategoryAxis;
-        x->append(labels);
-        auto* y = new QValueAxis;
+        QValueAxis* y = setBarChart(m_histogram->chart(), labels, {{tr("prompts"), counts}}, QString());
         const int topCount = static_cast<int>(std::ceil(top));
         y->setRange(0, topCount + 1);
         y->setTickCount(std::min(topCount + 2, 11));
         y->setLabelFormat(QStringLiteral("%.0f"));
-        chart->addAxis(x, Qt::AlignBottom);
-        chart->addAxis(y, Qt::AlignLeft);
-        series->attachAxis(x);
-        series->attachAxis(y);
         m_job = 0;
         save();
         refresh();
@@ -227,20 +213,8 @@ void MigrationPage::follow(qint64 selectionId, qint64 runId, const lab::Selectio
 }
 
 QString MigrationPage::fastProfileText() const {
-    nlohmann::json p;
-    try {
-        p = nlohmann::json::parse(m_fastProfileJson.toStdString());
-    } catch (const std::exception&) {
-        p = nlohmann::json{{"base", "fast"}};
-    }
-    if (m_state) {
-        const auto& k = m_state->batching;
-        p["batching"] = k.dynamic ? "dynamic" : "off";
-        p["max_batch"] = k.maxBatch;
-        p["max_batch_tokens"] = k.maxBatchTokens;
-        p["max_wait_ms"] = k.maxWaitMs;
-    }
-    return QString::fromStdString(p.dump());
+    return QString::fromStdString(lab::profileWithBatching(m_fastProfileJson.toStdString(),
+                                                           m_state ? m_state->batching : lab::batchingOfProfile(m_fastProfileJson.toStdString())));
 }
 
 void MigrationPage::runStep(const QString& promptFile) {

@@ -1,11 +1,9 @@
 // SelectionPage: the requirements form in, the decision trace, score and cost charts out.
 #include "gui/selection_page.h"
 
+#include "gui/bar_chart.h"
 #include "gui/requirements_form.h"
 
-#include <QBarCategoryAxis>
-#include <QBarSeries>
-#include <QBarSet>
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
@@ -19,7 +17,6 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QValueAxis>
 #include <QVBoxLayout>
 
 namespace mb::gui {
@@ -35,36 +32,6 @@ QChartView* chartView(const QString& name, const QString& title) {
     v->setRenderHint(QPainter::Antialiasing);
     v->setMinimumHeight(220);
     return v;
-}
-
-// Replaces a chart's content with grouped bars: one set per candidate over `categories`.
-void setBars(QChartView* view, const QStringList& categories,
-             const std::vector<std::pair<QString, QList<qreal>>>& sets, const QString& yTitle) {
-    QChart* chart = view->chart();
-    chart->removeAllSeries();
-    for (auto* a : chart->axes()) chart->removeAxis(a);
-    auto* series = new QBarSeries;
-    qreal top = 0;
-    const QColor colors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e)};
-    int i = 0;
-    for (const auto& [name, values] : sets) {
-        auto* set = new QBarSet(name);
-        set->append(values);
-        set->setColor(colors[i++ % 2]);
-        for (qreal v : values) top = std::max(top, v);
-        series->append(set);
-    }
-    chart->addSeries(series);
-    auto* x = new QBarCategoryAxis;
-    x->append(categories);
-    auto* y = new QValueAxis;
-    y->setRange(0, top > 0 ? top * 1.1 : 1);
-    y->setTitleText(yTitle);
-    y->setLabelFormat(QStringLiteral("%.3g"));
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    series->attachAxis(x);
-    series->attachAxis(y);
 }
 
 } // namespace
@@ -261,12 +228,12 @@ void SelectionPage::show(const lab::SelectionResult& r) {
             currency = QString::fromStdString(s.cost->currency);
         }
     }
-    setBars(m_scores, {tr("latency"), tr("cost"), tr("features"), tr("total")}, scores, tr("score"));
+    setBarChart(m_scores->chart(), {tr("latency"), tr("cost"), tr("features"), tr("total")}, scores, tr("score"));
     if (cost.empty()) {
-        setBars(m_cost, {}, {}, QString());
+        setBarChart(m_cost->chart(), {}, {}, QString());
         m_cost->chart()->setTitle(tr("Monthly cost (give a price sheet)"));
     } else {
-        setBars(m_cost, {tr("per month"), tr("per million tokens")}, cost, currency);
+        setBarChart(m_cost->chart(), {tr("per month"), tr("per million tokens")}, cost, currency);
         m_cost->chart()->setTitle(tr("Cost (%1)").arg(currency));
     }
     QStringList monitor;

@@ -31,7 +31,8 @@ ThreadedEngine::~ThreadedEngine() {
 }
 
 void ThreadedEngine::remember(const CancelFlag& cancel) {
-    std::erase_if(m_flags, [](const CancelFlag& f) { return f.use_count() == 1 && f->load(); });
+    // A flag only this list still holds belongs to a finished job that nobody can cancel.
+    std::erase_if(m_flags, [](const CancelFlag& f) { return f.use_count() == 1; });
     m_flags.push_back(cancel);
 }
 

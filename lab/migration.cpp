@@ -137,6 +137,20 @@ BatchingKnobs batchingOfProfile(const std::string& profileJson) {
     return k;
 }
 
+std::string profileWithBatching(const std::string& profileJson, const BatchingKnobs& k) {
+    nlohmann::json p;
+    try {
+        p = nlohmann::json::parse(profileJson);
+    } catch (const nlohmann::json::exception&) {
+    }
+    if (!p.is_object()) p = nlohmann::json{{"base", "fast"}};
+    p["batching"] = k.dynamic ? "dynamic" : "off";
+    p["max_batch"] = k.maxBatch;
+    p["max_batch_tokens"] = k.maxBatchTokens;
+    p["max_wait_ms"] = k.maxWaitMs;
+    return p.dump();
+}
+
 BatchingProposal proposeBatching(const BatchingKnobs& cur, const MonitorResult& m, const Requirements& req) {
     BatchingProposal p{cur, cur, {}};
     const double queueShare = m.ttftP95Ms > 0 ? m.queueP95Ms / m.ttftP95Ms : 0.0;

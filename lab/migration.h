@@ -109,6 +109,9 @@ struct BatchingProposal {
 BatchingProposal proposeBatching(const BatchingKnobs& current, const MonitorResult& m, const Requirements& req);
 // The knobs of a stored profile JSON (missing keys: the fast built-in's values).
 BatchingKnobs batchingOfProfile(const std::string& profileJson);
+// The stored profile JSON with `knobs` written over its batching keys (what steps D and F
+// run); a text that is not a JSON object becomes {"base": "fast"} plus the knobs.
+std::string profileWithBatching(const std::string& profileJson, const BatchingKnobs& knobs);
 
 // Rollback triggers: hit rate below the floor, a p99 above its SLO.
 struct RollbackTrigger {
