@@ -38,6 +38,8 @@ struct CompareArgs {
     std::string db, name;            // the run store (empty: the default) and the run's name
     std::vector<std::string> tags;
     bool noStore = false;
+    int precisionPrompts = 0;        // precision A/B after the run: prompts (0 = off)
+    int64_t precisionGenTokens = 16; // and greedy reference tokens per prompt
 };
 
 lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
@@ -101,7 +103,7 @@ void printTable(const std::vector<lab::CandidateResult>& r) {
     };
     const lab::RunSummary& A = r[0].summary;
     const lab::RunSummary& B = r[1].summary;
-    const std::vector<Row> rows = {
+    std::vector<Row> rows = {
         {"requests ok", double(A.ok), double(B.ok), 0},
         {"errors + rejected", double(A.errors + A.rejected), double(B.errors + B.rejected), 0},
         {"truncated requests", double(A.truncated), double(B.truncated), 0},
@@ -120,9 +122,25 @@ void printTable(const std::vector<lab::CandidateResult>& r) {
         {"startup (ms)", r[0].startupMs, r[1].startupMs, 1},
         {"duration (s)", A.durationS, B.durationS, 2},
     };
+    std::vector<Row> precision;
+    if (A.precision || B.precision) {
+        // A candidate without a check (remote) shows 0 and no ratio.
+        auto get = [](const lab::RunSummary& s, double lab::PrecisionCheck::*f) {
+            return s.precision ? (*s.precision).*f : 0.0;
+        };
+        precision = {
+            {"agreement vs f32", get(A, &lab::PrecisionCheck::agreement), get(B, &lab::PrecisionCheck::agreement), 4},
+            {"mean KL vs f32", get(A, &lab::PrecisionCheck::meanKl), get(B, &lab::PrecisionCheck::meanKl), 6},
+            {"perplexity", get(A, &lab::PrecisionCheck::candidatePerplexity),
+             get(B, &lab::PrecisionCheck::candidatePerplexity), 3},
+            {"f32 perplexity", get(A, &lab::PrecisionCheck::referencePerplexity),
+             get(B, &lab::PrecisionCheck::referencePerplexity), 3},
+        };
+    }
     const std::string la = "A " + r[0].candidate.profile.name, lb = "B " + r[1].candidate.profile.name;
     std::cout << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb
               << std::setw(10) << "B/A" << '\n';
+    rows.insert(rows.end(), precision.begin(), precision.end());
     for (const Row& row : rows) {
         std::cout << std::left << std::setw(22) << row.name << std::right << std::setw(14) << fmt(row.a, row.precision)
                   << std::setw(14) << fmt(row.b, row.precision) << std::setw(10)
@@ -149,6 +167,7 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config["slices"] = opts.slices;
     config["threads"] = a.threads;
     config["primers"] = opts.primers.size();
+    config["precision_check"] = {{"prompts", a.precisionPrompts}, {"gen_tokens", a.precisionGenTokens}};
     config["prompts"] = a.prompts;
     config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
                      {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
@@ -230,6 +249,11 @@ void runCompare(const CompareArgs& a) {
     opts.slo.e2eMs = a.sloE2e;
     if (spec.sharedPrefix.groups > 0 && !a.noPrime)
         opts.primers = lab::prefixPrimers(requests, spec.sharedPrefix.prefixTokens);
+    opts.precision.prompts = a.precisionPrompts;
+    opts.precision.genTokens = a.precisionGenTokens;
+    opts.precision.onProgress = [](const std::string& label, int64_t done, int64_t total) {
+        std::cerr << "[" << label << "] precision A/B against f32: " << done << "/" << total << " prompts\n";
+    };
     const bool tty = isatty(STDERR_FILENO);
     int64_t lastPrinted = -1;
     opts.onProgress = [&](const std::string& label, const lab::RunProgress& p) {
@@ -324,6 +348,13 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--min-p", a->sampling.minP, "Min-p; 0 = off")->capture_default_str();
     cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->capture_default_str();
     cmd->add_flag("--interleave", a->interleave, "Alternate A and B over slices of the workload");
+    cmd->add_option("--precision-check", a->precisionPrompts,
+                    "After the timed run, compare each candidate's precision with the model in F32 on this many of "
+                    "the workload's prompts (greedy agreement, mean KL, perplexity); 0 = off")
+        ->check(CLI::Range(0, 100000))->capture_default_str();
+    cmd->add_option("--precision-gen-tokens", a->precisionGenTokens,
+                    "Precision check: greedy reference tokens per prompt")
+        ->check(CLI::Range(int64_t{1}, int64_t{4096}))->capture_default_str();
     cmd->add_option("--slo-ttft-ms", a->sloTtft, "TTFT SLO for goodput")->check(CLI::PositiveNumber);
     cmd->add_option("--slo-e2e-ms", a->sloE2e, "End-to-end SLO for goodput")->check(CLI::PositiveNumber);
     cmd->add_option("--json", a->jsonOut, "Write {\"a\": ..., \"b\": ...} with summaries and every request here");

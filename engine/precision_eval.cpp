@@ -116,7 +116,7 @@ double perplexity(const LlamaModel& model, kernels::ThreadPool& pool, std::span<
 
 PrecisionComparison comparePrecision(const LlamaModel& reference, const LlamaModel& candidate,
                                      kernels::ThreadPool& pool, const std::vector<std::vector<int32_t>>& prompts,
-                                     int64_t genTokens) {
+                                     int64_t genTokens, const PrecisionProgress& onPrompt) {
     const int64_t vocab = reference.config().vocabSize;
     if (candidate.config().vocabSize != vocab)
         throw std::invalid_argument("vocabulary sizes differ: reference " + std::to_string(vocab) +
@@ -154,6 +154,12 @@ PrecisionComparison comparePrecision(const LlamaModel& reference, const LlamaMod
             for (size_t t = 0; t < v; ++t) k += std::exp(lpRef[t]) * (lpRef[t] - lpCand[t]);
             kl += k;
             ++r.positions;
+        }
+        ++r.prompts;
+        if (onPrompt && !onPrompt(r.prompts, static_cast<int64_t>(prompts.size())) &&
+            r.prompts < static_cast<int64_t>(prompts.size())) {
+            r.stopped = true;
+            break;
         }
     }
     r.agreement = static_cast<double>(agree) / static_cast<double>(r.positions);

@@ -5,6 +5,7 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -32,7 +33,13 @@ struct PrecisionComparison {
     double refPerplexity = 0;  // over every prompt + continuation
     double candPerplexity = 0;
     int64_t positions = 0;     // continuation positions compared
+    int64_t prompts = 0;       // prompts evaluated (fewer than given when stopped early)
+    bool stopped = false;      // `onPrompt` asked to stop; the figures cover `prompts` prompts
 };
+
+// Called after each prompt with (prompts done, prompts in all); returning false stops the
+// comparison there (its figures then cover the prompts done).
+using PrecisionProgress = std::function<bool(int64_t done, int64_t total)>;
 
 // For each prompt: `genTokens` greedy (argmax) tokens from the reference, then prompt plus
 // continuation teacher-forced through both models (one batched pass each); at every
@@ -41,7 +48,7 @@ struct PrecisionComparison {
 // genTokens < 1, or a sequence beyond either model's context.
 PrecisionComparison comparePrecision(const LlamaModel& reference, const LlamaModel& candidate,
                                      kernels::ThreadPool& pool, const std::vector<std::vector<int32_t>>& prompts,
-                                     int64_t genTokens);
+                                     int64_t genTokens, const PrecisionProgress& onPrompt = {});
 
 // (tokens.size(), vocabSize) logits of every position of `tokens` in one batched pass on
 // a fresh cache. Throws std::invalid_argument when the tokens exceed the model's context.

@@ -147,6 +147,32 @@ namespace {
 std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
                                     const std::vector<WorkloadRequest>& requests, const ComparisonOptions& options,
                                     const std::vector<int64_t>& storeIds);
+
+// ComparisonOptions::precision for every embedded candidate of a run that was not
+// cancelled; candidates sharing a model file and precision share one check.
+void addPrecisionChecks(std::vector<CandidateResult>& results, const std::vector<WorkloadRequest>& requests,
+                        const ComparisonOptions& options) {
+    const PrecisionCheckOptions& po = options.precision;
+    if (po.prompts <= 0) return;
+    const auto cancelled = [&] { return options.run.cancel && options.run.cancel->load(); };
+    for (size_t i = 0; i < results.size(); ++i) {
+        CandidateResult& r = results[i];
+        if (r.candidate.isRemote() || r.run.cancelled || cancelled()) continue;
+        for (size_t k = 0; k < i && !r.summary.precision; ++k)
+            if (results[k].summary.precision && results[k].candidate.modelPath == r.candidate.modelPath &&
+                results[k].candidate.profile.precision == r.candidate.profile.precision)
+                r.summary.precision = results[k].summary.precision;
+        if (r.summary.precision) continue;
+        const engine::GgufFile header = engine::GgufFile::open(r.candidate.modelPath);
+        const int64_t context = engine::LlamaConfig::fromGguf(header).contextLength;
+        const auto prompts = precisionPrompts(requests, po.prompts, po.maxPromptTokens, po.genTokens, context);
+        if (prompts.empty()) continue;
+        PrecisionCheckOptions opts = po;
+        if (!opts.cancel) opts.cancel = options.run.cancel;
+        r.summary.precision = checkPrecision(r.candidate.modelPath, r.candidate.profile.precision, prompts,
+                                             r.candidate.threads, opts, r.candidate.label);
+    }
+}
 } // namespace
 
 std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
@@ -163,6 +189,7 @@ std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candida
     std::vector<CandidateResult> results;
     try {
         results = runAll(candidates, requests, options, storeIds);
+        addPrecisionChecks(results, requests, options);
     } catch (const std::exception& e) {
         if (sink) {
             sink->finishRun(id, RunStatus::Failed, nlohmann::ordered_json{{"error", e.what()}}.dump());

@@ -3,6 +3,7 @@
 
 #include "engine/profile.h"
 #include "lab/metrics.h"
+#include "lab/precision_check.h"
 #include "lab/runner.h"
 #include "lab/workload.h"
 
@@ -61,6 +62,10 @@ struct ComparisonOptions {
     std::function<void(const std::string&, const RequestRecord&)> onRecord;
     std::function<void(const std::string&, const StatsSample&)> onSample;
     Slo slo;
+    // Precision A/B after the timed run (precision.prompts > 0): each embedded candidate's
+    // precision against its model file in F32, on the first measured prompts; the figures
+    // land in the candidate's summary (RunSummary::precision) and so in the store.
+    PrecisionCheckOptions precision;
     // When set, the run is recorded as it happens: beginRun, one candidate per side,
     // every request as it finishes, then summaries and the final status.
     RunSink* sink = nullptr;

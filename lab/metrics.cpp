@@ -290,6 +290,7 @@ nlohmann::ordered_json toJson(const RunSummary& s) {
     j["kv_bytes_peak"] = s.kvBytesPeak;
     j["goodput_per_s"] = s.goodputPerS;
     j["slo_attainment"] = s.sloAttainment;
+    if (s.precision) j["precision"] = toJson(*s.precision);
     nlohmann::ordered_json series;
     series["throughput"] = seriesJson(s.series.throughput);
     series["ttft_ms"] = seriesJson(s.series.ttftMs);

@@ -1,6 +1,7 @@
 // Run metrics (PRODUCT.md §3): distributions, per-run summary, SLO goodput, 1 s series, repeats.
 #pragma once
 
+#include "lab/precision_check.h"
 #include "lab/request_record.h"
 
 #include <nlohmann/json.hpp>
@@ -88,6 +89,10 @@ struct RunSummary {
         std::vector<TimePoint> kvBytes;    // max kvBytesInUse of the bucket's samples
         std::vector<TimePoint> queueDepth; // max `waiting` of the bucket's samples
     } series;
+
+    // Precision A/B figures when the run asked for them (ComparisonOptions::precision);
+    // summarize() never fills this, runComparison and the store do.
+    std::optional<PrecisionCheck> precision;
 };
 
 // O(R log R + T + S) for R records, T token times, S samples.

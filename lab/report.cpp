@@ -139,10 +139,15 @@ ReportTable distributionTable(const char* title, const std::vector<Measured>& ms
 // A summary from the records, else what the store kept.
 RunSummary summaryOf(const StoredCandidate& c, bool& fromRequests) {
     fromRequests = !c.requests.empty();
-    if (fromRequests) return summarize(c.requests, {});
-    RunSummary s;
     const OJson j = parsedOrNull(c.summaryJson);
+    if (fromRequests) {
+        RunSummary s = summarize(c.requests, {});
+        s.precision = precisionCheckFromJson(j);
+        return s;
+    }
+    RunSummary s;
     if (!j.is_object()) return s;
+    s.precision = precisionCheckFromJson(j);
     auto dist = [&](const char* key, Distribution& d) {
         if (!j.contains(key) || !j[key].is_object()) return;
         const auto& o = j[key];
@@ -295,6 +300,27 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
                             num(m.summary.requestsPerS, 2), num(m.summary.outputTokensPerS, 1),
                             num(m.summary.hitRate, 3)});
     met.tables.push_back(std::move(thr));
+    if (std::any_of(ms.begin(), ms.end(), [](const Measured& m) { return m.summary.precision.has_value(); })) {
+        ReportTable pt{"Precision A/B (against the same model file in F32)",
+                       {"candidate", "precision", "prompts", "positions", "greedy agreement", "mean KL (nats)",
+                        "perplexity", "reference perplexity"},
+                       {}};
+        for (const auto& m : ms) {
+            if (!m.summary.precision) {
+                pt.rows.push_back({m.name, "not checked", "", "", "", "", "", ""});
+                continue;
+            }
+            const PrecisionCheck& p = *m.summary.precision;
+            pt.rows.push_back({m.name, p.precision, std::to_string(p.prompts), std::to_string(p.positions),
+                               num(p.agreement, 4), num(p.meanKl, 6), num(p.candidatePerplexity, 3),
+                               num(p.referencePerplexity, 3)});
+        }
+        met.tables.push_back(std::move(pt));
+        met.paragraphs.push_back("Precision A/B: the reference (the model file computed in F32) continues each "
+                                 "prompt greedily; both then score prompt and continuation. Agreement is the share "
+                                 "of positions whose most likely next token is the same; KL compares the full "
+                                 "next-token distributions.");
+    }
     rep.sections.push_back(std::move(met));
 
     // 5. Charts.
