@@ -7,6 +7,10 @@ BenchmarkController::BenchmarkController(EngineBackend* engine, QObject* parent)
     connect(engine, &EngineBackend::jobProgress, this,
             [this](qint64 id, const QString& label, qint64 done, qint64 total, double) {
                 if (id != m_jobId || !m_running) return;
+                if (label.endsWith(QLatin1String(kPrecisionProgressSuffix))) {
+                    emit precisionProgress(label.chopped(static_cast<int>(qstrlen(kPrecisionProgressSuffix))), done, total);
+                    return;
+                }
                 m_progress[label.toStdString()] = {done, total};
                 const qint64 d = this->done(), t = this->total();
                 const double elapsed = static_cast<double>(m_clock.elapsed()) / 1000.0;

@@ -37,6 +37,8 @@ public:
 signals:
     void runningChanged(bool running);
     void progressChanged(qint64 done, qint64 total, double etaSeconds);
+    // The precision A/B after the run: candidate label, prompts done and in all.
+    void precisionProgress(const QString& label, qint64 done, qint64 total);
     void dataChanged(); // new records or samples: the charts are stale
     void finished(const mb::gui::JobOutcome& outcome);
     void failed(const QString& message);

@@ -15,6 +15,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -57,6 +58,15 @@ BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(p
     slo->addWidget(m_sloTtft);
     slo->addWidget(m_sloE2e);
     options->addRow(tr("SLO TTFT / e2e"), slo);
+    m_precisionPrompts = new QSpinBox;
+    m_precisionPrompts->setObjectName(QStringLiteral("benchmark.precision_prompts"));
+    m_precisionPrompts->setRange(0, 1000);
+    m_precisionPrompts->setSpecialValueText(tr("off"));
+    m_precisionPrompts->setSuffix(tr(" prompts"));
+    m_precisionPrompts->setToolTip(tr("After the timed run, compare each candidate's precision with the same model in "
+                                      "F32 on this many of the workload's prompts: greedy agreement, mean KL and "
+                                      "perplexity appear beside the latency figures and are saved with the run."));
+    options->addRow(tr("Precision A/B"), m_precisionPrompts);
     m_name = new QLineEdit;
     m_name->setObjectName(QStringLiteral("benchmark.name"));
     m_name->setPlaceholderText(tr("run name (optional)"));
@@ -131,6 +141,10 @@ BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(p
         m_eta->setText(done > 0 && done < total ? tr("%1 of %2 requests, about %3 s left").arg(done).arg(total).arg(eta, 0, 'f', 0)
                                                 : tr("%1 of %2 requests").arg(done).arg(total));
     });
+    connect(&m_controller, &BenchmarkController::precisionProgress, this,
+            [this](const QString& label, qint64 done, qint64 total) {
+                m_eta->setText(tr("Precision A/B of %1 against F32: %2 of %3 prompts").arg(label.toUpper()).arg(done).arg(total));
+            });
     connect(&m_controller, &BenchmarkController::finished, this, [this](const JobOutcome& o) {
         redraw();
         std::vector<lab::RunSummary> s;
@@ -179,6 +193,7 @@ void BenchmarkPage::run() {
     job.a = m_a->spec();
     job.b = m_b->spec();
     job.primePrefixes = m_prime->isChecked();
+    job.precisionPrompts = m_precisionPrompts->value();
     job.slo.ttftMs = m_sloTtft->value() > 0 ? m_sloTtft->value() : -1;
     job.slo.e2eMs = m_sloE2e->value() > 0 ? m_sloE2e->value() : -1;
     job.runName = m_name->text().trimmed();

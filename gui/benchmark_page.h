@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QCheckBox;
+class QSpinBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -22,7 +23,7 @@ class WorkloadDesigner;
 
 // UI thread. The charts are redrawn by a 200 ms timer when new data arrived (5 times a
 // second at most, whatever the token rate). Widgets are named "benchmark.<name>" (run,
-// stop, progress, eta, summary, status, prime, slo_ttft, slo_e2e, name).
+// stop, progress, eta, summary, status, prime, slo_ttft, slo_e2e, precision_prompts, name).
 class BenchmarkPage : public QWidget {
     Q_OBJECT
 public:
@@ -54,6 +55,7 @@ private:
     QCheckBox* m_prime;
     QDoubleSpinBox* m_sloTtft;
     QDoubleSpinBox* m_sloE2e;
+    QSpinBox* m_precisionPrompts;
     QLineEdit* m_name;
     QPushButton* m_run;
     QPushButton* m_stop;

@@ -38,12 +38,17 @@ struct PlaygroundJob {
 };
 
 // Benchmark: one workload, two candidates.
+// jobProgress labels ending in this count precision A/B prompts, not requests.
+inline constexpr const char* kPrecisionProgressSuffix = " precision";
+
 struct BenchmarkJob {
     qint64 jobId = 0;
     lab::WorkloadSpec workload;
     CandidateSpec a, b;
     bool primePrefixes = true; // one unrecorded primer per shared-prefix group
     bool onlyA = false;        // run candidate A alone (the migration's monitoring pass)
+    int precisionPrompts = 0;  // precision A/B after the run on this many prompts (0 = off)
+    qint64 precisionGenTokens = 16;
     lab::Slo slo;
     QString runName;
     QString dbPath; // empty: not saved

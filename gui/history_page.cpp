@@ -50,6 +50,7 @@ lab::RunSummary summaryOf(const db::StoredCandidate& c) {
         }
         s.kvBytesPeak = std::max(s.kvBytesPeak, j.value("kv_bytes_peak", uint64_t{0}));
         s.sloAttainment = j.value("slo_attainment", s.sloAttainment);
+        s.precision = lab::precisionCheckFromJson(j);
     } catch (const std::exception&) {
         // No stored summary (an interrupted run): the recomputed one stands.
     }

@@ -1,6 +1,10 @@
 // SummaryTableModel: RunSummary fields as rows.
 #include "gui/summary_table_model.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace mb::gui {
 
 void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summaries, const QStringList& names) {
@@ -35,6 +39,26 @@ void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summari
         Row row{QString::fromLatin1(m.name), m.precision, {}};
         for (const auto& s : summaries) row.values.push_back(m.get(s));
         m_rows.push_back(std::move(row));
+    }
+    // Precision A/B rows when any candidate was checked; NaN (shown "-") for one that was not.
+    if (std::any_of(summaries.begin(), summaries.end(), [](const lab::RunSummary& s) { return s.precision.has_value(); })) {
+        struct PrecisionMetric {
+            const char* name;
+            int precision;
+            double lab::PrecisionCheck::*field;
+        };
+        static const PrecisionMetric checks[] = {
+            {"agreement vs f32", 4, &lab::PrecisionCheck::agreement},
+            {"mean KL vs f32 (nats)", 6, &lab::PrecisionCheck::meanKl},
+            {"perplexity", 3, &lab::PrecisionCheck::candidatePerplexity},
+            {"f32 perplexity", 3, &lab::PrecisionCheck::referencePerplexity},
+        };
+        for (const PrecisionMetric& m : checks) {
+            Row row{QString::fromLatin1(m.name), m.precision, {}};
+            for (const auto& s : summaries)
+                row.values.push_back(s.precision ? (*s.precision).*m.field : std::numeric_limits<double>::quiet_NaN());
+            m_rows.push_back(std::move(row));
+        }
     }
     endResetModel();
 }
@@ -71,8 +95,12 @@ QVariant SummaryTableModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole) return {};
     if (index.column() == 0) return row.metric;
     const int c = index.column() - 1;
-    if (c < static_cast<int>(row.values.size())) return QString::number(row.values[static_cast<size_t>(c)], 'f', row.precision);
-    if (row.values.size() == 2 && row.values[0] != 0) return QString::number(row.values[1] / row.values[0], 'f', 2);
+    if (c < static_cast<int>(row.values.size())) {
+        const double v = row.values[static_cast<size_t>(c)];
+        return std::isnan(v) ? QStringLiteral("-") : QString::number(v, 'f', row.precision);
+    }
+    if (row.values.size() == 2 && row.values[0] != 0 && std::isfinite(row.values[0] + row.values[1]))
+        return QString::number(row.values[1] / row.values[0], 'f', 2);
     return QStringLiteral("-");
 }
 

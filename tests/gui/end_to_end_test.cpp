@@ -13,6 +13,7 @@
 #include "gui/workload_designer.h"
 #include "test_data.h"
 
+#include <QAbstractItemView>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
@@ -183,6 +184,53 @@ TEST(Gui, BenchmarkFillsEveryChartAndTheStoreWhileTheUiKeepsTicking) {
     ASSERT_TRUE(opened.wait(30000));
     EXPECT_GT(w.history()->charts()->pointCount(QStringLiteral("ttft_histogram"), "a"), 0);
     EXPECT_GT(w.history()->charts()->pointCount(QStringLiteral("hit_rate"), "a"), 0);
+}
+
+TEST(Gui, PrecisionABAppearsBesideTheLatencyFiguresAndInHistory) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), QString::fromStdString(model.string())));
+    w.showPage(QStringLiteral("benchmark"));
+    waitForStore(w);
+    auto* page = w.benchmark();
+    lab::WorkloadSpec spec = *lab::builtinWorkload("chat");
+    spec.requests = 4;
+    spec.input = {lab::LengthDist::Kind::Fixed, 24, 0, 1, 24};
+    spec.output = {lab::LengthDist::Kind::Fixed, 8, 0, 1, 8};
+    spec.arrival.concurrency = 2;
+    page->designer()->setSpec(spec);
+    auto* prompts = page->findChild<QSpinBox*>(QStringLiteral("benchmark.precision_prompts"));
+    ASSERT_NE(prompts, nullptr);
+    prompts->setValue(2);
+
+    QSignalSpy finished(&page->controller(), &BenchmarkController::finished);
+    QSignalSpy failed(&page->controller(), &BenchmarkController::failed);
+    QSignalSpy precision(&page->controller(), &BenchmarkController::precisionProgress);
+    page->run();
+    ASSERT_TRUE(finished.wait(300000)) << (failed.isEmpty() ? "timeout" : failed.at(0).at(0).toString().toStdString());
+    ASSERT_FALSE(precision.isEmpty());
+    EXPECT_EQ(precision.last().at(1).toLongLong(), 2); // the last candidate's 2 of 2 prompts
+    auto& table = page->summaryModel();
+    const int agreement = table.rowOf(QStringLiteral("agreement vs f32"));
+    ASSERT_GE(agreement, 0);
+    for (int c : {0, 1}) {
+        EXPECT_GE(table.value(agreement, c), 0.0);
+        EXPECT_LE(table.value(agreement, c), 1.0);
+        EXPECT_GT(table.value(table.rowOf(QStringLiteral("perplexity")), c), 1.0);
+    }
+
+    const JobOutcome out = finished.at(0).at(0).value<JobOutcome>();
+    ASSERT_GT(out.storedRunId, 0);
+    QSignalSpy opened(w.history(), &HistoryPage::runOpened);
+    w.history()->openRun(out.storedRunId);
+    ASSERT_TRUE(opened.wait(30000));
+    auto* history = w.history()->findChild<QAbstractItemView*>(QStringLiteral("history.summary"));
+    ASSERT_NE(history, nullptr);
+    const auto* hm = qobject_cast<const SummaryTableModel*>(history->model());
+    ASSERT_NE(hm, nullptr);
+    const int row = hm->rowOf(QStringLiteral("agreement vs f32"));
+    ASSERT_GE(row, 0);
+    EXPECT_DOUBLE_EQ(hm->value(row, 1), table.value(agreement, 1));
 }
 
 TEST(Gui, AModelThatFailsToLoadShowsTheLoadersMessage) {

@@ -80,6 +80,26 @@ TEST(SummaryTableModel, PassesModelTesterAndComputesRatio) {
     EXPECT_EQ(model.columnCount(), 1);
 }
 
+TEST(SummaryTableModel, ShowsPrecisionRowsOnlyWhenAChecked) {
+    SummaryTableModel model;
+    Tester tester(&model, Tester::FailureReportingMode::Fatal);
+    lab::RunSummary a, b;
+    model.setSummaries({a, b}, {QStringLiteral("A"), QStringLiteral("B")});
+    EXPECT_EQ(model.rowOf(QStringLiteral("agreement vs f32")), -1);
+    lab::PrecisionCheck p;
+    p.agreement = 0.5;
+    p.meanKl = 0.25;
+    b.precision = p;
+    model.setSummaries({a, b}, {QStringLiteral("A"), QStringLiteral("B")});
+    const int row = model.rowOf(QStringLiteral("agreement vs f32"));
+    ASSERT_GE(row, 0);
+    EXPECT_EQ(model.data(model.index(row, 1)).toString(), QStringLiteral("-")); // A was not checked
+    EXPECT_EQ(model.data(model.index(row, 2)).toString(), QStringLiteral("0.5000"));
+    EXPECT_EQ(model.data(model.index(row, 3)).toString(), QStringLiteral("-")); // no ratio against nothing
+    EXPECT_EQ(model.data(model.index(model.rowOf(QStringLiteral("mean KL vs f32 (nats)")), 2)).toString(),
+              QStringLiteral("0.250000"));
+}
+
 TEST(TensorTableModel, PassesModelTesterAndFormatsBytes) {
     TensorTableModel model;
     Tester tester(&model, Tester::FailureReportingMode::Fatal);
