@@ -67,6 +67,7 @@ bool boolean(const Json& j, const std::string& key) {
 } // namespace
 
 const char* precisionName(Precision p) { return nameOf(kPrecision, p); }
+Precision precisionFromName(const std::string& name) { return parseEnum(kPrecision, Json(name), "precision"); }
 const char* truncationName(Truncation t) { return nameOf(kTruncation, t); }
 
 Profile Profile::fast() {

@@ -60,6 +60,8 @@ struct Profile {
 };
 
 const char* precisionName(Precision p); // "native", "f32", "f16", "mixed", "int8", "q4_0"
+// The inverse; throws ProfileError listing the names for anything else.
+Precision precisionFromName(const std::string& name);
 const char* truncationName(Truncation t);
 
 } // namespace mb::engine

@@ -3,6 +3,7 @@
 
 #include "gui/gui_types.h"
 #include "lab/migration.h"
+#include "lab/precision_check.h"
 
 #include <QObject>
 
@@ -43,6 +44,8 @@ public:
     // the prompts of `primeFile` (may be empty) primed, and a reload tried meanwhile.
     virtual void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
                            int threads) = 0;
+    // Precision A/B of two models (or two precisions of one); progress counts prompts.
+    virtual void comparePrecision(const PrecisionJob& job, CancelFlag cancel) = 0;
 
 signals:
     void jobStarted(qint64 jobId);
@@ -56,6 +59,7 @@ signals:
     void modelWritten(qint64 jobId, const QString& path);
     void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
     void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
+    void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
 
 private:
     qint64 m_lastJobId = 0;
@@ -64,3 +68,5 @@ private:
 } // namespace mb::gui
 
 Q_DECLARE_METATYPE(mb::lab::WarmupResult)
+Q_DECLARE_METATYPE(mb::lab::PrecisionCheck)
+Q_DECLARE_METATYPE(mb::gui::PrecisionJob)

@@ -349,6 +349,45 @@ void EngineWorker::createModel(qint64 jobId, const QString& preset, const QStrin
     }
 }
 
+void EngineWorker::comparePrecision(const PrecisionJob& job, const CancelFlag& cancel) {
+    emit jobStarted(job.jobId);
+    try {
+        if (job.referencePath.isEmpty()) throw std::runtime_error("no reference model");
+        lab::PrecisionSubjects subjects;
+        subjects.referencePath = job.referencePath.toStdString();
+        subjects.candidatePath = job.candidatePath.toStdString();
+        try {
+            subjects.referencePrecision = engine::precisionFromName(job.referencePrecision.toStdString());
+            subjects.candidatePrecision = engine::precisionFromName(job.candidatePrecision.toStdString());
+        } catch (const engine::ProfileError& e) {
+            throw std::runtime_error(e.what());
+        }
+        const engine::GgufFile header = engine::GgufFile::open(subjects.referencePath);
+        const auto tokenizer = engine::Tokenizer::create(engine::Vocab::fromGguf(header));
+        const auto encode = [&](const std::string& text) { return tokenizer->encode(text, tokenizer->vocab().addBos); };
+        std::vector<lab::WorkloadRequest> requests;
+        if (job.promptFile.isEmpty()) {
+            for (const auto& text : lab::samplePrecisionTexts()) requests.push_back({.prompt = encode(text)});
+        } else {
+            requests = lab::loadPromptFile(job.promptFile.toStdString(), encode, 1);
+            if (requests.empty()) throw std::runtime_error(job.promptFile.toStdString() + " holds no prompts");
+        }
+        const int64_t context = engine::LlamaConfig::fromGguf(header).contextLength;
+        const auto prompts = lab::precisionPrompts(requests, job.maxPrompts, 256, job.genTokens, context);
+        lab::PrecisionCheckOptions o;
+        o.genTokens = job.genTokens;
+        o.cancel = cancel.get();
+        o.onProgress = [this, &job](const std::string&, int64_t done, int64_t total) {
+            emit jobProgress(job.jobId, QStringLiteral("precision"), done, total, 0);
+        };
+        const auto result = lab::checkPrecision(subjects, prompts, job.threads, o, "precision");
+        if (!result || cancel->load()) throw std::runtime_error("cancelled");
+        emit precisionCompared(job.jobId, *result);
+    } catch (const std::exception& e) {
+        emit jobFailed(job.jobId, cancel->load() ? QStringLiteral("cancelled") : QString::fromUtf8(e.what()));
+    }
+}
+
 void EngineWorker::quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
                                  const CancelFlag& cancel) {
     emit jobStarted(jobId);

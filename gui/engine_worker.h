@@ -28,6 +28,7 @@ public:
     void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath);
     void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
                    int threads);
+    void comparePrecision(const PrecisionJob& job, const CancelFlag& cancel);
 
 signals:
     void jobStarted(qint64 jobId);
@@ -41,6 +42,7 @@ signals:
     void modelWritten(qint64 jobId, const QString& path);
     void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
     void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
+    void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
 };
 
 // Reads a model file's header: shapes, parameters, tensors and bytes per type. Throws

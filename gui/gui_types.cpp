@@ -23,6 +23,8 @@ void registerGuiTypes() {
     qRegisterMetaType<lab::SelectionResult>();
     qRegisterMetaType<lab::Report>();
     qRegisterMetaType<lab::WarmupResult>();
+    qRegisterMetaType<lab::PrecisionCheck>();
+    qRegisterMetaType<PrecisionJob>();
     qRegisterMetaType<std::vector<int64_t>>();
 }
 

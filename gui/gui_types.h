@@ -61,6 +61,19 @@ struct StreamedToken {
     double msSinceSubmit = 0;
 };
 
+// Precision A/B of two models (the Models page): the reference file computed at
+// `referencePrecision` against the candidate (`candidatePath`, empty: the reference file)
+// computed at `candidatePrecision` (engine precision names).
+struct PrecisionJob {
+    qint64 jobId = 0;
+    QString referencePath, candidatePath;
+    QString referencePrecision = QStringLiteral("f32"), candidatePrecision = QStringLiteral("native");
+    QString promptFile; // empty: lab::samplePrecisionTexts()
+    int maxPrompts = 32;
+    qint64 genTokens = 16;
+    int threads = 1;
+};
+
 // What a finished playground request reports.
 struct RequestOutcome {
     QString status;  // "ok", "error", "cancelled", "rejected"

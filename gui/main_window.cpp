@@ -168,6 +168,7 @@ void MainWindow::applySettings(const AppSettings& settings) {
     m_playground->setThreads(threads);
     m_benchmark->setThreads(threads);
     m_migration->setThreads(threads);
+    m_models->setThreads(threads);
     m_selection->setPriceSheet(settings.priceSheet);
     QString error;
     const QString db = settings.effectiveDatabasePath(&error);

@@ -11,6 +11,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QLabel>
 #include <QMimeData>
 #include <QProgressBar>
@@ -79,6 +80,7 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
     quantRow->addStretch(1);
     quantRow->addWidget(m_quantize);
     layout->addWidget(quant);
+    layout->addWidget(buildPrecisionBox());
 
     auto* progressRow = new QHBoxLayout;
     m_progress = new QProgressBar;
@@ -149,12 +151,31 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
         m_error->clear();
         m_use->setEnabled(true);
         m_quantize->setEnabled(m_longJob == 0);
+        m_precisionRun->setEnabled(m_longJob == 0);
         emit modelInspected(d.path);
     });
     connect(engine, &EngineBackend::jobProgress, this, [this](qint64 id, const QString&, qint64 done, qint64 total, double) {
         if (id != m_longJob) return;
         m_progress->setRange(0, static_cast<int>(total));
         m_progress->setValue(static_cast<int>(done));
+    });
+    connect(engine, &EngineBackend::precisionCompared, this, [this](qint64 id, const lab::PrecisionCheck& r) {
+        if (id != m_longJob) return;
+        endLongJob();
+        m_precisionResult->setText(
+            tr("<b>Greedy agreement %1%</b> over %2 positions (%3 prompts, %4 tokens each); mean KL(reference || "
+               "candidate) %5 nats; perplexity: reference (%6) %7, candidate (%8) %9. Took %10 s.")
+                .arg(r.agreement * 100, 0, 'f', 2)
+                .arg(r.positions)
+                .arg(r.prompts)
+                .arg(r.genTokens)
+                .arg(r.meanKl, 0, 'g', 4)
+                .arg(QString::fromStdString(r.reference).toHtmlEscaped())
+                .arg(r.referencePerplexity, 0, 'f', 3)
+                .arg(QString::fromStdString(r.precision).toHtmlEscaped())
+                .arg(r.candidatePerplexity, 0, 'f', 3)
+                .arg(r.seconds, 0, 'f', 1));
+        emit precisionCompared(r);
     });
     connect(engine, &EngineBackend::modelWritten, this, [this](qint64 id, const QString& path) {
         if (id != m_longJob) return;
@@ -167,10 +188,74 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
             emit inspectFailed(message);
         } else if (id == m_longJob) {
             endLongJob();
-            m_error->setText(message == QLatin1String("cancelled") ? tr("Cancelled; no file was left behind.")
-                                                                   : tr("Failed: %1").arg(message));
+            m_error->setText(message == QLatin1String("cancelled") ? m_cancelledText : tr("Failed: %1").arg(message));
         }
     });
+}
+
+QWidget* ModelsPage::buildPrecisionBox() {
+    auto* box = new QGroupBox(tr("Precision A/B: the open model (reference) against a candidate"));
+    auto* form = new QFormLayout(box);
+    m_referencePrecision = new QComboBox;
+    m_referencePrecision->setObjectName(QStringLiteral("models.precision_reference_precision"));
+    m_referencePrecision->addItems({QStringLiteral("f32"), QStringLiteral("native")});
+    m_referencePrecision->setToolTip(tr("f32: the open model's weights computed in F32; native: in the file's own types"));
+    form->addRow(tr("Reference computed as"), m_referencePrecision);
+    auto* candRow = new QHBoxLayout;
+    m_precisionCandidate = new QLineEdit;
+    m_precisionCandidate->setObjectName(QStringLiteral("models.precision_candidate"));
+    m_precisionCandidate->setPlaceholderText(tr("the open model"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    m_candidatePrecision = new QComboBox;
+    m_candidatePrecision->setObjectName(QStringLiteral("models.precision_candidate_precision"));
+    m_candidatePrecision->addItems({QStringLiteral("q4_0"), QStringLiteral("int8"), QStringLiteral("mixed"),
+                                    QStringLiteral("f16"), QStringLiteral("native"), QStringLiteral("f32")});
+    m_candidatePrecision->setToolTip(tr("The precision the candidate is computed at (native: the file's own types, "
+                                        "e.g. a file quantised above)"));
+    candRow->addWidget(m_precisionCandidate, 1);
+    candRow->addWidget(browse);
+    candRow->addWidget(new QLabel(tr("at")));
+    candRow->addWidget(m_candidatePrecision);
+    form->addRow(tr("Candidate"), candRow);
+    auto* promptRow = new QHBoxLayout;
+    m_precisionPrompts = new QLineEdit;
+    m_precisionPrompts->setObjectName(QStringLiteral("models.precision_prompts"));
+    m_precisionPrompts->setPlaceholderText(tr("built-in sample sentences (or a JSONL / text prompt file)"));
+    auto* browsePrompts = new QPushButton(tr("Browse…"));
+    m_precisionGen = new QSpinBox;
+    m_precisionGen->setObjectName(QStringLiteral("models.precision_gen_tokens"));
+    m_precisionGen->setRange(1, 1024);
+    m_precisionGen->setValue(16);
+    m_precisionGen->setSuffix(tr(" tokens"));
+    m_precisionGen->setToolTip(tr("Greedy tokens the reference generates per prompt; both models then score them"));
+    m_precisionRun = new QPushButton(tr("Compare"));
+    m_precisionRun->setObjectName(QStringLiteral("models.precision_run"));
+    m_precisionRun->setEnabled(false);
+    promptRow->addWidget(m_precisionPrompts, 1);
+    promptRow->addWidget(browsePrompts);
+    promptRow->addWidget(m_precisionGen);
+    promptRow->addWidget(m_precisionRun);
+    form->addRow(tr("Prompts"), promptRow);
+    m_precisionResult = new QLabel(tr("Greedy agreement, mean KL divergence and both perplexities appear here."));
+    m_precisionResult->setObjectName(QStringLiteral("models.precision_result"));
+    m_precisionResult->setWordWrap(true);
+    m_precisionResult->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    form->addRow(m_precisionResult);
+
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Candidate model"), QString(), tr("GGUF models (*.gguf)"));
+        if (!f.isEmpty()) m_precisionCandidate->setText(f);
+    });
+    connect(browsePrompts, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Prompts"), QString(),
+                                                       tr("Prompt files (*.jsonl *.txt);;All files (*)"));
+        if (!f.isEmpty()) m_precisionPrompts->setText(f);
+    });
+    connect(m_precisionRun, &QPushButton::clicked, this, [this] {
+        comparePrecision(m_precisionCandidate->text().trimmed(), m_candidatePrecision->currentText(),
+                         m_precisionPrompts->text().trimmed());
+    });
+    return box;
 }
 
 void ModelsPage::inspect(const QString& path) {
@@ -178,8 +263,9 @@ void ModelsPage::inspect(const QString& path) {
     m_engine->inspectModel(m_inspectJob, path);
 }
 
-void ModelsPage::startLongJob(const QString& what) {
+void ModelsPage::startLongJob(const QString& what, const QString& cancelledText) {
     m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_cancelledText = cancelledText;
     m_longJob = m_engine->newJobId();
     m_progress->setValue(0);
     m_progress->setFormat(what + QStringLiteral(" %p%"));
@@ -187,6 +273,7 @@ void ModelsPage::startLongJob(const QString& what) {
     m_cancelButton->setVisible(true);
     m_create->setEnabled(false);
     m_quantize->setEnabled(false);
+    m_precisionRun->setEnabled(false);
     m_error->clear();
 }
 
@@ -196,17 +283,35 @@ void ModelsPage::endLongJob() {
     m_cancelButton->setVisible(false);
     m_create->setEnabled(true);
     m_quantize->setEnabled(!m_path.isEmpty());
+    m_precisionRun->setEnabled(!m_path.isEmpty());
 }
 
 void ModelsPage::createSynthetic(const QString& preset, const QString& dtype, quint64 seed, const QString& outPath) {
-    startLongJob(tr("Creating"));
+    startLongJob(tr("Creating"), tr("Cancelled; no file was left behind."));
     m_engine->createModel(m_longJob, preset, dtype, seed, outPath, m_cancel);
 }
 
 void ModelsPage::quantize(const QString& target, const QString& outPath) {
     if (m_path.isEmpty()) return;
-    startLongJob(tr("Quantising"));
+    startLongJob(tr("Quantising"), tr("Cancelled; no file was left behind."));
     m_engine->quantizeModel(m_longJob, m_path, target, outPath, m_cancel);
+}
+
+void ModelsPage::comparePrecision(const QString& candidatePath, const QString& candidatePrecision,
+                                  const QString& promptFile) {
+    if (m_path.isEmpty()) return;
+    PrecisionJob job;
+    job.referencePath = m_path;
+    job.referencePrecision = m_referencePrecision->currentText();
+    job.candidatePath = candidatePath;
+    job.candidatePrecision = candidatePrecision;
+    job.promptFile = promptFile;
+    job.genTokens = m_precisionGen->value();
+    job.threads = m_threads;
+    startLongJob(tr("Comparing precision"), tr("Precision A/B cancelled."));
+    m_precisionResult->setText(tr("Comparing…"));
+    job.jobId = m_longJob;
+    m_engine->comparePrecision(job, m_cancel);
 }
 
 void ModelsPage::dragEnterEvent(QDragEnterEvent* event) {

@@ -21,6 +21,7 @@ ThreadedEngine::ThreadedEngine(QObject* parent) : EngineBackend(parent) {
     connect(m_worker, &EngineWorker::modelWritten, this, &EngineBackend::modelWritten);
     connect(m_worker, &EngineWorker::promptsScanned, this, &EngineBackend::promptsScanned);
     connect(m_worker, &EngineWorker::warmupFinished, this, &EngineBackend::warmupFinished);
+    connect(m_worker, &EngineWorker::precisionCompared, this, &EngineBackend::precisionCompared);
     m_thread.start();
 }
 
@@ -71,6 +72,12 @@ void ThreadedEngine::quantizeModel(qint64 jobId, const QString& inPath, const QS
             w->quantizeModel(jobId, inPath, target, outPath, cancel);
         },
         Qt::QueuedConnection);
+}
+
+void ThreadedEngine::comparePrecision(const PrecisionJob& job, CancelFlag cancel) {
+    remember(cancel);
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, job, cancel] { w->comparePrecision(job, cancel); },
+                              Qt::QueuedConnection);
 }
 
 void ThreadedEngine::scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) {

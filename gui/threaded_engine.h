@@ -26,6 +26,7 @@ public:
     void quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
                        CancelFlag cancel) override;
     void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) override;
+    void comparePrecision(const PrecisionJob& job, CancelFlag cancel) override;
     void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
                    int threads) override;
 

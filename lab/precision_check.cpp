@@ -31,13 +31,22 @@ std::vector<std::vector<int32_t>> precisionPrompts(const std::vector<WorkloadReq
 std::optional<PrecisionCheck> checkPrecision(const std::string& modelPath, engine::Precision precision,
                                              const std::vector<std::vector<int32_t>>& prompts, int threads,
                                              const PrecisionCheckOptions& options, const std::string& label) {
+    return checkPrecision(PrecisionSubjects{modelPath, engine::Precision::F32, "", precision}, prompts, threads,
+                          options, label);
+}
+
+std::optional<PrecisionCheck> checkPrecision(const PrecisionSubjects& subjects,
+                                             const std::vector<std::vector<int32_t>>& prompts, int threads,
+                                             const PrecisionCheckOptions& options, const std::string& label) {
     if (prompts.empty()) throw std::invalid_argument("precision check: no prompts");
     const auto start = std::chrono::steady_clock::now();
     const auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+    const bool sameFile = subjects.candidatePath.empty() || subjects.candidatePath == subjects.referencePath;
+    const std::string& candidatePath = sameFile ? subjects.referencePath : subjects.candidatePath;
     if (cancelled()) return std::nullopt;
-    const auto reference = engine::LlamaModel::load(modelPath, {.precision = engine::Precision::F32});
+    const auto reference = engine::LlamaModel::load(subjects.referencePath, {.precision = subjects.referencePrecision});
     if (cancelled()) return std::nullopt;
-    const auto candidate = engine::LlamaModel::load(modelPath, {.precision = precision});
+    const auto candidate = engine::LlamaModel::load(candidatePath, {.precision = subjects.candidatePrecision});
     kernels::ThreadPool pool(std::max(1, threads));
     const auto total = static_cast<int64_t>(prompts.size());
     if (options.onProgress) options.onProgress(label, 0, total);
@@ -48,7 +57,9 @@ std::optional<PrecisionCheck> checkPrecision(const std::string& modelPath, engin
         });
     if (r.prompts == 0) return std::nullopt;
     PrecisionCheck p;
-    p.precision = engine::precisionName(precision);
+    p.reference = engine::precisionName(subjects.referencePrecision);
+    if (!sameFile) p.reference = subjects.referencePath + " (" + p.reference + ")";
+    p.precision = engine::precisionName(subjects.candidatePrecision);
     p.prompts = r.prompts;
     p.genTokens = options.genTokens;
     p.positions = r.positions;
@@ -58,6 +69,20 @@ std::optional<PrecisionCheck> checkPrecision(const std::string& modelPath, engin
     p.candidatePerplexity = r.candPerplexity;
     p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return p;
+}
+
+const std::vector<std::string>& samplePrecisionTexts() {
+    static const std::vector<std::string> texts = {
+        "Once upon a time, there was a little girl who loved to play in the park.",
+        "The weather today is cold and windy, so remember to wear a warm coat.",
+        "To make a cup of tea, first boil the water, then",
+        "The cat sat by the window and watched the birds in the garden.",
+        "In the morning the baker opens his shop and sells fresh bread to",
+        "Tom wanted to build a boat, so he asked his father for help.",
+        "The library is quiet in the afternoon, and many students come to",
+        "After the rain stopped, the children ran outside to look for",
+    };
+    return texts;
 }
 
 nlohmann::ordered_json toJson(const PrecisionCheck& p) {

@@ -44,12 +44,28 @@ struct PrecisionCheckOptions {
 std::vector<std::vector<int32_t>> precisionPrompts(const std::vector<WorkloadRequest>& requests, int count,
                                                    int64_t maxTokens, int64_t genTokens, int64_t contextLength);
 
-// Loads `modelPath` twice (F32 reference, `precision` candidate) and compares them on
-// `prompts` with `threads` threads. Returns nothing when cancelled before any prompt was
-// evaluated. Throws what the model loader throws, and std::invalid_argument for bad prompts.
+// What is compared: by default one file in F32 against itself at a profile's precision;
+// the Models page also compares two files (say a model and its quantised copy).
+struct PrecisionSubjects {
+    std::string referencePath;
+    engine::Precision referencePrecision = engine::Precision::F32;
+    std::string candidatePath; // empty: referencePath
+    engine::Precision candidatePrecision = engine::Precision::Native;
+};
+
+// Loads both models and compares them on `prompts` with `threads` threads. Returns nothing
+// when cancelled before any prompt was evaluated. Throws what the model loader throws, and
+// std::invalid_argument for bad prompts or different vocabularies.
+std::optional<PrecisionCheck> checkPrecision(const PrecisionSubjects& subjects,
+                                             const std::vector<std::vector<int32_t>>& prompts, int threads,
+                                             const PrecisionCheckOptions& options, const std::string& label);
+// The common case: `modelPath` at `precision` against the same file in F32.
 std::optional<PrecisionCheck> checkPrecision(const std::string& modelPath, engine::Precision precision,
                                              const std::vector<std::vector<int32_t>>& prompts, int threads,
                                              const PrecisionCheckOptions& options, const std::string& label);
+
+// A few short, plain English sentences: the prompts when the user gives no prompt file.
+const std::vector<std::string>& samplePrecisionTexts();
 
 nlohmann::ordered_json toJson(const PrecisionCheck& p);
 // From a stored candidate summary's "precision" object; nothing when absent or malformed.

@@ -195,6 +195,27 @@ TEST(Cli, CompareWritesBothSides) {
     EXPECT_EQ(j["b"]["summary"]["prefix_cache"]["hit_rate"].get<double>(), 0.0);
 }
 
+TEST(Cli, ComparePrecisionCheckSitsBesideTheLatencyFiguresAndIsStored) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    const std::string out = (dir / "cmp.json").string(), db = (dir / "runs.db").string();
+    const auto r = runCli({"compare", "--model", model.string(), "--workload", "chat", "--requests", "3",
+                           "--input-tokens", "20", "--output-tokens", "4", "--precision-check", "2",
+                           "--precision-gen-tokens", "5", "--json", out, "--db", db});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("agreement vs f32"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("precision A/B against f32: 2/2 prompts"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(slurp(out));
+    EXPECT_EQ(j["a"]["summary"]["precision"]["precision"], "mixed"); // the fast profile's
+    EXPECT_EQ(j["b"]["summary"]["precision"]["precision"], "native");
+    EXPECT_EQ(j["b"]["summary"]["precision"]["positions"], 2 * 5);
+    // The stored run carries it into reports.
+    const auto md = runCli({"report", "--run", "1", "--format", "md", "--db", db, "--out", (dir / "r.md").string()});
+    ASSERT_EQ(md.exitCode, 0) << md.err;
+    EXPECT_NE(slurp((dir / "r.md").string()).find("Precision A/B"), std::string::npos);
+    expectCleanError(runCli({"compare", "--model", model.string(), "--precision-check", "-1"}), "precision-check");
+}
+
 TEST(Cli, CompareRejectsBadProfilesAndWorkloads) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     TempDir dir;

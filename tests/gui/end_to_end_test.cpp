@@ -17,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
@@ -271,6 +272,43 @@ TEST(Gui, CreatingASyntheticModelShowsItAndCanBeCancelled) {
     ASSERT_TRUE(inspected.wait(60000));
     EXPECT_EQ(inspected.at(0).at(0).toString(), dir.file("tiny.gguf"));
     EXPECT_GT(w.models()->tensors().rowCount(), 0);
+}
+
+TEST(Gui, ModelsPageComparesPrecisionsOnTheEngineThread) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    MainWindow w(settingsFor(dir.file("runs.db"), {}));
+    ModelsPage* page = w.models();
+    QSignalSpy inspected(page, &ModelsPage::modelInspected);
+    page->inspect(QString::fromStdString(model.string()));
+    ASSERT_TRUE(inspected.wait(30000));
+    auto* run = page->findChild<QPushButton*>(QStringLiteral("models.precision_run"));
+    ASSERT_NE(run, nullptr);
+    EXPECT_TRUE(run->isEnabled());
+
+    // The open model in F32 against itself at q4_0, on the built-in sentences.
+    QSignalSpy compared(page, &ModelsPage::precisionCompared);
+    run->click();
+    EXPECT_FALSE(run->isEnabled()); // one long job at a time
+    ASSERT_TRUE(compared.wait(120000));
+    const auto r = compared.at(0).at(0).value<lab::PrecisionCheck>();
+    EXPECT_EQ(r.precision, "q4_0");
+    EXPECT_EQ(r.prompts, static_cast<int64_t>(lab::samplePrecisionTexts().size()));
+    EXPECT_GT(r.meanKl, 0.0);
+    EXPECT_GT(r.referencePerplexity, 1.0);
+    const auto* result = page->findChild<QLabel*>(QStringLiteral("models.precision_result"));
+    ASSERT_NE(result, nullptr);
+    EXPECT_TRUE(result->text().contains(QStringLiteral("Greedy agreement"))) << result->text().toStdString();
+    EXPECT_TRUE(run->isEnabled());
+
+    // A prompt file that does not exist: the loader's message, and the page is usable again.
+    QSignalSpy failed(w.engine(), &EngineBackend::jobFailed);
+    page->comparePrecision({}, QStringLiteral("int8"), dir.file("missing.jsonl"));
+    ASSERT_TRUE(failed.wait(30000));
+    const auto* error = page->findChild<QLabel*>(QStringLiteral("models.error"));
+    ASSERT_NE(error, nullptr);
+    EXPECT_TRUE(error->text().contains(QStringLiteral("missing.jsonl"))) << error->text().toStdString();
+    EXPECT_TRUE(run->isEnabled());
 }
 
 } // namespace

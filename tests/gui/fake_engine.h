@@ -31,6 +31,11 @@ public:
     }
     void scanPrompts(qint64, const QString& file, const QString&) override { scanned.push_back(file); }
     void runWarmup(qint64, const QString&, const QString&, const QString&, int) override { ++warmups; }
+    void comparePrecision(const gui::PrecisionJob& job, gui::CancelFlag c) override {
+        precisionJobs.push_back(job);
+        flags.push_back(c);
+    }
+    std::vector<gui::PrecisionJob> precisionJobs;
     std::vector<QString> scanned;
     int warmups = 0;
 };

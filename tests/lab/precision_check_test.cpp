@@ -1,5 +1,6 @@
 // Precision A/B beside the latency figures: prompt selection, the check on stories260K, the
 // summary JSON round trip, comparisons that carry it into the store's summary and reports.
+#include "engine/quantize_model.h"
 #include "lab/comparison.h"
 #include "lab/precision_check.h"
 #include "lab/report.h"
@@ -9,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <unistd.h>
 
 using namespace mb;
 using namespace mb::lab;
@@ -105,6 +108,26 @@ TEST(PrecisionCheck, Q4AgainstF32DiffersAndF32AgainstItselfDoesNot) {
     EXPECT_NEAR(same->meanKl, 0.0, 1e-12);
     EXPECT_DOUBLE_EQ(same->candidatePerplexity, same->referencePerplexity);
     EXPECT_DOUBLE_EQ(same->referencePerplexity, q4->referencePerplexity); // one reference
+}
+
+TEST(PrecisionCheck, AQuantisedFileMatchesQuantisingAtLoad) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto out = std::filesystem::temp_directory_path() / ("mb_precision_q4_" + std::to_string(::getpid()) + ".gguf");
+    engine::quantizeModel(model.string(), out.string(), engine::QuantizeTarget::Q4_0, {});
+    PrecisionSubjects files{model.string(), engine::Precision::F32, out.string(), engine::Precision::Native};
+    const auto fromFile = checkPrecision(files, fewPrompts(), 2, {.genTokens = 5}, "a");
+    const auto atLoad = checkPrecision(model.string(), engine::Precision::Q4_0, fewPrompts(), 2, {.genTokens = 5}, "a");
+    std::filesystem::remove(out);
+    ASSERT_TRUE(fromFile);
+    ASSERT_TRUE(atLoad);
+    EXPECT_EQ(fromFile->reference, model.string() + " (f32)");
+    EXPECT_EQ(fromFile->precision, "native");
+    EXPECT_GT(fromFile->meanKl, 0.0);
+    EXPECT_NEAR(fromFile->meanKl, atLoad->meanKl, 1e-9);
+    EXPECT_DOUBLE_EQ(fromFile->agreement, atLoad->agreement);
+    // A candidate with another vocabulary is refused with the loader's or the check's message.
+    PrecisionSubjects bad{model.string(), engine::Precision::F32, "/nonexistent/model.gguf", engine::Precision::Native};
+    EXPECT_ANY_THROW(checkPrecision(bad, fewPrompts(), 1, {.genTokens = 2}, "a"));
 }
 
 TEST(PrecisionCheck, CancelStopsAfterThePromptInProgress) {
