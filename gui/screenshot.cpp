@@ -13,6 +13,7 @@
 
 #include <QApplication>
 #include <QEventLoop>
+#include <QSpinBox>
 #include <QTimer>
 
 #include <cstdio>
@@ -121,6 +122,8 @@ int takeScreenshot(MainWindow& window, const QString& page, const QString& file,
         spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
         spec.arrival.concurrency = 4;
         window.benchmark()->designer()->setSpec(spec);
+        // With the precision A/B rows beside the latency figures (4 prompts a side).
+        if (auto* p = window.benchmark()->findChild<QSpinBox*>(QStringLiteral("benchmark.precision_prompts"))) p->setValue(4);
         ok = waitFor(timeoutMs, [&](auto done) {
             auto& c = window.benchmark()->controller();
             auto conns = std::vector{QObject::connect(&c, &BenchmarkController::finished, done),
@@ -129,6 +132,18 @@ int takeScreenshot(MainWindow& window, const QString& page, const QString& file,
                                          done();
                                      })};
             window.benchmark()->run();
+            return conns;
+        });
+    } else if (page == QLatin1String("models")) {
+        // The open model in F32 against itself at q4_0, on the built-in sentences.
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto conns = std::vector{QObject::connect(window.models(), &ModelsPage::precisionCompared, done),
+                                     QObject::connect(window.engine(), &EngineBackend::jobFailed,
+                                                      [&, done](qint64, const QString& m) {
+                                                          error = m;
+                                                          done();
+                                                      })};
+            window.models()->comparePrecision({}, QStringLiteral("q4_0"), {});
             return conns;
         });
     } else if (page == QLatin1String("history")) {
