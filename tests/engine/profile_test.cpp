@@ -45,7 +45,7 @@ TEST(Profile, JsonOverridesItsBase) {
 
 TEST(Profile, RoundTripsThroughJson) {
     Profile p = Profile::fast();
-    p.name = "x";
+    p.name = std::string("x"); // (assigning the literal trips GCC 12 bug 105329, a false -Wrestrict)
     p.maxWaitMs = 2.5;
     const Profile q = Profile::fromJson(p.toJson());
     EXPECT_EQ(q.toJson(), p.toJson());
