@@ -32,6 +32,7 @@ struct CompareArgs {
     int64_t seed = -1;
     int maxTokens = 64;
     int threads = 1;
+    std::string device;
     engine::SamplerParams sampling;
     bool interleave = false, noPrime = false, tokenTimes = false;
     double sloTtft = -1, sloE2e = -1;
@@ -148,6 +149,7 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config["interleave"] = a.interleave;
     config["slices"] = opts.slices;
     config["threads"] = a.threads;
+    config["device"] = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
     config["primers"] = opts.primers.size();
     config["prompts"] = a.prompts;
     config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
@@ -161,6 +163,7 @@ void runCompare(const CompareArgs& a) {
     requireReadableFile(a.model, "model file");
     if (!a.modelB.empty()) requireReadableFile(a.modelB, "model file (B)");
     if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
+    const engine::Device device = resolveDeviceOption(a.device);
     std::vector<lab::Candidate> candidates;
     try {
         auto candidate = [&](const char* label, const std::string& model, const std::string& choice,
@@ -169,6 +172,7 @@ void runCompare(const CompareArgs& a) {
             c.label = label;
             c.modelPath = model;
             c.threads = a.threads;
+            c.device = device;
             if (lab::RemoteSpec::isRemote(choice)) {
                 try {
                     lab::RemoteSpec::parse(choice);
@@ -318,6 +322,7 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_flag("--no-prime", a->noPrime, "shared-prefix: skip the unrecorded one-per-group prefix primers");
     cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)");
     addThreadsOption(*cmd, a->threads);
+    addDeviceOption(*cmd, a->device);
     cmd->add_option("--temperature", a->sampling.temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
     cmd->add_option("--top-k", a->sampling.topK, "Top-k; 0 = off")->capture_default_str();
     cmd->add_option("--top-p", a->sampling.topP, "Top-p; 1 = off")->capture_default_str();

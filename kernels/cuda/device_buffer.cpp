@@ -109,6 +109,13 @@ void Graph::end(Stream stream) {
     }
 }
 
+void Graph::abort(Stream stream) noexcept {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    reset();
+}
+
 void Graph::launch(Stream stream) const { MB_CUDA_CHECK(cudaGraphLaunch(m_exec, stream)); }
 
 } // namespace mb::kernels::cuda

@@ -99,6 +99,7 @@ public:
     Graph& operator=(const Graph&) = delete;
     void begin(Stream stream);
     void end(Stream stream); // instantiates; on failure the graph stays empty and this throws
+    void abort(Stream stream) noexcept; // ends a capture that failed half-way, keeping nothing
     void launch(Stream stream) const;
     bool ready() const { return m_exec != nullptr; }
     void reset();
