@@ -1,7 +1,9 @@
 // `modebench-cli compare`: two profiles on the identical workload, a summary table and a JSON file.
 #include "cli/command_util.h"
 
+#ifdef MODEBENCH_HAVE_STORE
 #include "db/sqlite_run_sink.h"
+#endif
 #include "engine/devices.h"
 #include "engine/session.h"
 #include "lab/comparison.h"
@@ -219,11 +221,16 @@ void runCompare(const CompareArgs& a) {
     }
 
     // Open the store once the arguments are checked and before minutes of work: a bad --db fails now.
-    std::unique_ptr<db::SqliteRunSink> sink;
+    std::unique_ptr<lab::RunSink> sink;
     std::string dbPath;
     if (!a.noStore) {
+#ifdef MODEBENCH_HAVE_STORE
         dbPath = databasePath(a.db);
         sink = std::make_unique<db::SqliteRunSink>(dbPath);
+#else
+        if (!a.db.empty()) throw UsageError("--db: this build has no run store (built with MODEBENCH_STORE=OFF)");
+        std::cerr << "compare: this build has no run store (MODEBENCH_STORE=OFF): the run is not stored\n";
+#endif
     }
 
     lab::ComparisonOptions opts;

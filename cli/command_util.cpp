@@ -1,7 +1,9 @@
 // Helpers shared by the command files.
 #include "cli/command_util.h"
 
+#ifdef MODEBENCH_HAVE_STORE
 #include "db/default_path.h"
+#endif
 
 #include "kernels/cpu/thread_pool.h"
 
@@ -54,11 +56,15 @@ void requireReadableFile(const std::string& path, const std::string& what) {
 }
 
 std::string defaultDatabasePath() {
+#ifdef MODEBENCH_HAVE_STORE
     try {
         return db::defaultDatabasePath();
     } catch (const std::runtime_error& e) {
         throw UsageError(e.what());
     }
+#else
+    throw UsageError("this build has no run store (built with MODEBENCH_STORE=OFF)");
+#endif
 }
 
 CLI::Option* addDatabaseOption(CLI::App& cmd, std::string& path) {
