@@ -18,6 +18,7 @@ namespace {
 
 using Json = nlohmann::json;
 
+#ifdef MODEBENCH_HAVE_HTTP // the helpers of run(), which a build without HTTP does not have
 int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -41,7 +42,6 @@ std::string errorMessage(const std::string& body) {
     return s;
 }
 
-#ifdef MODEBENCH_HAVE_HTTP
 void setTimeout(httplib::Client& c, double seconds, bool read) {
     const auto sec = static_cast<time_t>(seconds);
     const auto usec = static_cast<time_t>((seconds - static_cast<double>(sec)) * 1e6);

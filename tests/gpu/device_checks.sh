@@ -127,15 +127,26 @@ write_results
 # 3. The gpu tests (they skip, saying so, without a device).
 run gpu_tests 180 "$results/gpu_tests.txt" ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120 \
   --output-junit "$results/gpu_tests.xml"
-if [ "$have_gpu" -eq 1 ] && grep -q "SKIPPED\|Skipped" "$results/gpu_tests.txt"; then
-  say "warning: some gpu tests skipped on a machine with a GPU; see gpu_tests.txt"
+skipped=$(grep -c "(Skipped)" "$results/gpu_tests.txt" 2>/dev/null)
+summary=$(grep -E "tests passed|tests failed" "$results/gpu_tests.txt" 2>/dev/null | tail -n 1)
+if [ "$have_gpu" -eq 1 ]; then
+  record gpu_tests_summary "$([ "${skipped:-0}" -eq 0 ] && echo ok || echo warning)" 0 \
+    "$summary; ${skipped:-0} skipped (none should skip on a GPU machine)" "$results/gpu_tests.txt"
+else
+  record gpu_tests_summary skipped 0 "$summary; ${skipped:-0} skipped: no CUDA device, nothing on a GPU was checked" \
+    "$results/gpu_tests.txt"
 fi
 
 mkdir -p "$models"
 if [ "$have_gpu" -eq 0 ]; then
   # Rehearsal: the same command lines on a tiny synthetic model (the CLI falls back to the CPU).
-  for step in bench_llama-3.2-1b bench_llama-3-8b compare_c1 compare_c32; do
-    record "$step" skipped 0 "no CUDA device (${gpu}); nothing measured"
+  for preset in llama-3.2-1b llama-3-8b; do
+    for dtype in f16 q8_0 q4_0; do
+      record "bench_${preset}_${dtype}" skipped 0 "no CUDA device: ${gpu}; nothing measured"
+    done
+  done
+  for step in compare_c1 compare_c32; do
+    record "$step" skipped 0 "no CUDA device: ${gpu}; nothing measured"
   done
   run smoke_make_model 60 "$results/smoke_make_model.txt" "$cli" make-model --preset tiny --dtype q8_0 --context 512 \
     --out "$models/tiny-q8_0.gguf" --force
