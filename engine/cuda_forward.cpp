@@ -206,7 +206,11 @@ void CudaForward::stageChunk(const ForwardBatch& batch, size_t begin, size_t end
         tableAt += static_cast<int32_t>(batch.blockTables[s].size());
     }
     m_wantRows.clear();
+    m_oneSequence = true;
     for (size_t t = 0; t < n; ++t) {
+        if (t > 0 && (batch.seqIds[begin + t] != batch.seqIds[begin] ||
+                      batch.positions[begin + t] != batch.positions[begin + t - 1] + 1))
+            m_oneSequence = false;
         ints(m.ids)[t] = batch.tokens[begin + t];
         ints(m.pos)[t] = static_cast<int32_t>(batch.positions[begin + t]);
         ints(m.seq)[t] = batch.seqIds[begin + t];
@@ -269,7 +273,10 @@ void CudaForward::enqueueChunk(int64_t n) {
                                 m_ropeCos, m_ropeSin};
         cu::ropeAndStore(rope, kv, /*writeKv=*/m_options.fused, s);
         if (!m_options.fused) cu::storeKv(k, v, n, kv, s);
-        cu::attention(q, kv, n, heads, kvHeads, hd, scale, splits, m_partial.as<float>(), att, s);
+        if (n > 1 && m_oneSequence && cu::prefillAttentionSupported(heads, kvHeads, hd)) // prefill: tiled
+            cu::prefillAttention(q, kv, n, heads, kvHeads, hd, scale, att, s);
+        else // decode steps and mixed batches: split over the sequence
+            cu::attention(q, kv, n, heads, kvHeads, hd, scale, splits, m_partial.as<float>(), att, s);
         product(w.wo, att, n, delta);
         pending = true;
         norm(w.ffnNorm);

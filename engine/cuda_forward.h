@@ -82,6 +82,7 @@ private:
     size_t m_tokCap = 0, m_seqCap = 0, m_tableCap = 0;
     std::vector<int64_t> m_wantRows; // chunk-relative rows whose logits are wanted
     int32_t m_blockSize = 0;         // of the staged caches
+    bool m_oneSequence = false;      // the staged chunk is one sequence at consecutive positions
 
     kernels::cuda::Graph m_graph; // the batch-1 decode step (options.graphs)
     uint64_t m_graphReplays = 0, m_graphCaptures = 0;

@@ -1,4 +1,4 @@
-// Causal grouped-query attention over the paged KV cache, split over the sequence (flash-decoding).
+// Causal grouped-query attention over the paged KV cache: split over the sequence (decode) and tiled (prefill).
 //
 // Pass 1: one block of 4 warps per (split, head, token). The split's positions are shared
 // round-robin by the warps; each warp keeps an online softmax (running max m, sum l, and
@@ -130,7 +130,138 @@ __global__ void attentionMergeKernel(const float* partial, int32_t heads, int32_
     }
 }
 
+// --- Prefill: one sequence, consecutive positions, K/V tiles shared by a tile of queries ---
+//
+// One block of 4 warps per (query tile, KV head): the tile's tokens times the `group` query
+// heads of that KV head are the block's rows (at most 32), each warp owning every 4th row.
+// The block walks the keys in tiles of kTileK positions up to the tile's last position,
+// staging each K/V tile in shared memory once for all rows (K rows padded by one float so
+// the lanes, one per key, read different banks); each row keeps an online softmax in
+// registers (lanes over headDim for the V sum). K/V are read from memory once per (query
+// tile, KV head) instead of once per (token, query head) as in the split kernel.
+constexpr int kTileK = 16;
+constexpr int kMaxRows = 32;
+constexpr int kRowsPerWarp = kMaxRows / kWarps;
+constexpr int kPrefillMaxHeadDim = 128;
+constexpr int kPrefillPerLane = kPrefillMaxHeadDim / 32;
+
+__global__ void attentionPrefillKernel(const float* q, PagedKv kv, int32_t n, int32_t heads, int32_t group,
+                                       int32_t headDim, int32_t tileQ, float scale, float* out) {
+    extern __shared__ float smem[];
+    const int32_t rows = tileQ * group;
+    float* qs = smem;                                // (rows, headDim), pre-scaled
+    float* ks = qs + rows * headDim;                 // (kTileK, headDim + 1)
+    float* vs = ks + kTileK * (headDim + 1);         // (kTileK, headDim)
+    const int32_t tile = blockIdx.x, g = blockIdx.y;
+    const int32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int32_t t0 = tile * tileQ;
+    const int32_t tEnd = t0 + tileQ < n ? t0 + tileQ : n;
+    const int32_t seq = kv.seqOfToken[t0];
+    const float* keys = kv.keys[seq];
+    const float* values = kv.values[seq];
+    const int64_t layerBase = static_cast<int64_t>(kv.layer) * kv.cacheBlocks[seq];
+    const int32_t* table = kv.tables + kv.tableStart[seq];
+    const int64_t lastPos = kv.posOfToken[tEnd - 1];
+
+    // Row r: token t0 + r / group, query head g * group + r % group.
+    for (int32_t i = threadIdx.x; i < rows * headDim; i += blockDim.x) {
+        const int32_t r = i / headDim, d = i % headDim, t = t0 + r / group;
+        qs[i] = t < n ? q[(static_cast<int64_t>(t) * heads + g * group + r % group) * headDim + d] * scale : 0.0f;
+    }
+
+    float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kPrefillPerLane];
+#pragma unroll
+    for (int k = 0; k < kRowsPerWarp; ++k) {
+        m[k] = -FLT_MAX;
+        l[k] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kPrefillPerLane; ++i) acc[k][i] = 0.0f;
+    }
+
+    for (int64_t j0 = 0; j0 <= lastPos; j0 += kTileK) {
+        __syncthreads(); // the previous tile is consumed (and, the first time, q is staged)
+        for (int32_t i = threadIdx.x; i < kTileK * headDim; i += blockDim.x) {
+            const int32_t j = i / headDim, d = i % headDim;
+            const int64_t pos = j0 + j;
+            float kvK = 0.0f, kvV = 0.0f;
+            if (pos <= lastPos) {
+                const int64_t off = ((layerBase + table[pos / kv.blockSize]) * kv.blockSize + pos % kv.blockSize) *
+                                        kv.kvDim + g * headDim + d;
+                kvK = keys[off];
+                kvV = values[off];
+            }
+            ks[j * (headDim + 1) + d] = kvK;
+            vs[j * headDim + d] = kvV;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kRowsPerWarp; ++k) {
+            const int32_t r = warp + kWarps * k;
+            const int32_t t = t0 + r / group;
+            if (r >= rows || t >= n) continue; // warp-uniform
+            const int64_t rowPos = kv.posOfToken[t];
+            if (rowPos < j0) continue; // no key of this tile is visible to the row (warp-uniform)
+            // Lane j scores key j0 + j.
+            float sc = -FLT_MAX;
+            const bool visible = lane < kTileK && j0 + lane <= rowPos;
+            if (visible) {
+                float dot = 0.0f;
+                for (int32_t d = 0; d < headDim; ++d) dot += qs[r * headDim + d] * ks[lane * (headDim + 1) + d];
+                sc = dot;
+            }
+            const float mNew = fmaxf(m[k], detail::warpMax(sc));
+            const float c = __expf(m[k] - mNew); // 0 while m is the -FLT_MAX sentinel
+            const float p = visible ? __expf(sc - mNew) : 0.0f;
+            l[k] = l[k] * c + detail::warpSum(p);
+#pragma unroll
+            for (int i = 0; i < kPrefillPerLane; ++i) acc[k][i] *= c;
+            for (int j = 0; j < kTileK; ++j) {
+                const float pj = __shfl_sync(0xffffffffu, p, j);
+#pragma unroll
+                for (int i = 0; i < kPrefillPerLane; ++i) {
+                    const int32_t d = lane + 32 * i;
+                    if (d < headDim) acc[k][i] += pj * vs[j * headDim + d];
+                }
+            }
+            m[k] = mNew;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < kRowsPerWarp; ++k) {
+        const int32_t r = warp + kWarps * k;
+        const int32_t t = t0 + r / group;
+        if (r >= rows || t >= n) continue;
+        const float inv = l[k] > 0.0f ? 1.0f / l[k] : 0.0f;
+        float* o = out + (static_cast<int64_t>(t) * heads + g * group + r % group) * headDim;
+#pragma unroll
+        for (int i = 0; i < kPrefillPerLane; ++i) {
+            const int32_t d = lane + 32 * i;
+            if (d < headDim) o[d] = acc[k][i] * inv;
+        }
+    }
+}
+
 } // namespace
+
+bool prefillAttentionSupported(int32_t heads, int32_t kvHeads, int32_t headDim) {
+    return kvHeads >= 1 && heads % kvHeads == 0 && heads / kvHeads <= kMaxRows && headDim >= 1 &&
+           headDim <= kPrefillMaxHeadDim;
+}
+
+void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads,
+                      int32_t headDim, float scale, float* out, Stream stream) {
+    if (n <= 0) return;
+    if (!prefillAttentionSupported(heads, kvHeads, headDim))
+        throw CudaError("prefillAttention: unsupported heads/KV heads/head dimension (see prefillAttentionSupported)");
+    const int32_t group = heads / kvHeads;
+    const int32_t tileQ = kMaxRows / group; // >= 1
+    const int32_t rows = tileQ * group;
+    const size_t smem = static_cast<size_t>(rows * headDim + kTileK * (headDim + 1) + kTileK * headDim) * sizeof(float);
+    const dim3 grid(detail::gridFor(n, tileQ), static_cast<unsigned>(kvHeads));
+    attentionPrefillKernel<<<grid, kWarps * 32, smem, stream>>>(q, kv, static_cast<int32_t>(n), heads, group, headDim,
+                                                                tileQ, scale, out);
+    MB_CUDA_CHECK_LAUNCH();
+}
 
 int64_t attentionScratchFloats(int64_t n, int32_t heads, int32_t headDim, int32_t splits) {
     return n * heads * splits * (headDim + 2);

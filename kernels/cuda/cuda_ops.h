@@ -86,6 +86,14 @@ int64_t attentionScratchFloats(int64_t n, int32_t heads, int32_t headDim, int32_
 void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads, int32_t headDim,
                float scale, int32_t splits, float* partial, float* out, Stream stream);
 
+// The same attention for a prefill chunk of ONE sequence: all n tokens belong to sequence
+// seqOfToken[0] and sit at consecutive positions posOfToken[0] + i. Queries are taken in
+// tiles that share each K/V tile through shared memory (K/V read once per tile and KV head).
+// Supported when heads / kvHeads <= 32 and headDim <= 128; otherwise use attention().
+bool prefillAttentionSupported(int32_t heads, int32_t kvHeads, int32_t headDim);
+void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads,
+                      int32_t headDim, float scale, float* out, Stream stream);
+
 // Decode product: y(n, w.rows) = x(n, w.cols) · W^T for n <= kMatvecMaxTokens, reading each
 // weight block once for all n tokens and dequantising in registers (one warp per row).
 constexpr int64_t kMatvecMaxTokens = 8;

@@ -265,6 +265,20 @@ TEST_P(CudaAttention, RopeKvWriteAndAttentionMatchCpu) {
                         nullptr);
         EXPECT_LT(nmse(toHost<float>(out, n * qDim), want), 1e-9) << "splits " << splits;
     }
+    // The tiled prefill kernel: the whole chunk, then a second chunk (positions 16..36) whose
+    // earlier positions are already in the cache.
+    ASSERT_TRUE(cuda::prefillAttentionSupported(heads, kvHeads, hd));
+    for (int64_t first : {int64_t{0}, int64_t{16}}) {
+        const int64_t m = n - first;
+        cuda::PagedKv chunk = kv;
+        chunk.posOfToken += first;
+        chunk.seqOfToken += first;
+        cuda::DeviceBuffer out(m * qDim * sizeof(float));
+        cuda::prefillAttention(dq.as<float>() + first * qDim, chunk, m, heads, kvHeads, hd, scale, out.as<float>(),
+                               nullptr);
+        const std::vector<float> wantChunk(want.begin() + first * qDim, want.end());
+        EXPECT_LT(nmse(toHost<float>(out, m * qDim), wantChunk), 1e-9) << "prefill from position " << first;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(FusedAndUnfused, CudaAttention, ::testing::Bool());
