@@ -7,12 +7,16 @@
 # prefill, graphs on), and fast-versus-regular `compare` at concurrency 1 and 32. Every step has
 # its own time limit and the whole run a budget; a step that fails, times out or has no time left
 # is recorded as such and the rest go on. RESULTS_DIR gets results.json (rewritten after every
-# step, so a killed run still leaves what it measured), log.txt and one file per step's output.
+# step, so a killed run still leaves what it measured), log.txt, and steps/ with one file per
+# step's output, also packed as steps.tar.gz (the device tool brings back at most 8 files).
 # Without a CUDA device (the CPU rehearsal) the GPU steps are skipped, saying why, and only a
 # tiny smoke run of the same command lines checks that they parse and run.
 # Environment: MODEBENCH_DEPS_DIR (default .carry), MODEBENCH_TEST_DATA_DIR (default .carry/data),
 # MODEBENCH_GPU_BUILD_DIR (default build-gpu), MODEBENCH_GPU_BUDGET_S (default 460),
-# MODEBENCH_GPU_BUILD_LIMIT_S (default 300), JOBS (default nproc).
+# MODEBENCH_GPU_BUILD_LIMIT_S (default 300), JOBS (default nproc). For rehearsing the GPU branch
+# of this script on a CPU (its bash, not its figures): DC_FORCE_GPU_STEPS=1 with small DC_SMALL,
+# DC_BIG (presets), DC_PROMPT, DC_GEN, DC_REQUESTS; the CLI then falls back to the CPU and
+# results.json says that nothing was measured on a GPU.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -32,12 +36,20 @@ jobs=${JOBS:-$(nproc)}
 models=${MODEBENCH_GPU_MODELS_DIR:-$build/models}
 log="$results/log.txt"
 json="$results/results.json"
+stepdir="$results/steps" # every step's output; packed into steps.tar.gz after each step
 cli="$build/cli/modebench-cli"
 start=$(date +%s)
+small=${DC_SMALL:-llama-3.2-1b}
+big=${DC_BIG:-llama-3-8b}
+prompt=${DC_PROMPT:-2048}
+gen=${DC_GEN:-128}
+requests=${DC_REQUESTS:-64}
+force=${DC_FORCE_GPU_STEPS:-0}
 steps=()   # JSON objects, one per step
 gpu="unknown"
 
 : >"$log"
+mkdir -p "$stepdir"
 say() { echo "device_checks: $*" | tee -a "$log" >&2; }
 jstr() { # a JSON string literal of $1
   local s=${1//\\/\\\\}
@@ -58,6 +70,8 @@ write_results() {
     printf '  "budget_s": %d,\n' "$budget"
     printf '  "steps": [%s\n  ]\n}\n' "$body"
   } >"$json.tmp" && mv "$json.tmp" "$json"
+  # The device tool brings back few files: results.json, log.txt and this one archive.
+  tar -czf "$results/steps.tar.gz.tmp" -C "$results" steps 2>/dev/null && mv "$results/steps.tar.gz.tmp" "$results/steps.tar.gz"
 }
 record() { # name status seconds note [output-file]
   local out=${5:-}
@@ -106,38 +120,44 @@ if [ ! -f "$deps/include/nlohmann/json.hpp" ]; then
 fi
 
 # 1. Build: sm_90 only, and only what the checks use.
-run configure 120 "$results/configure.txt" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+run configure 120 "$stepdir/configure.txt" cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DMODEBENCH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90-real -DMODEBENCH_GUI=OFF -DMODEBENCH_STORE=OFF \
   -DMODEBENCH_HTTP=OFF -DMODEBENCH_DEPS_DIR="$deps" -DMODEBENCH_TEST_DATA_DIR="$data" || { say "cannot configure; stop"; exit 1; }
-run build "$build_limit" "$results/build.txt" cmake --build "$build" -j "$jobs" --target modebench-cli gpu_tests ||
+run build "$build_limit" "$stepdir/build.txt" cmake --build "$build" -j "$jobs" --target modebench-cli gpu_tests ||
   { say "cannot build; stop"; exit 1; }
 
 # 2. Is there a device? (the CLI's own view, as JSON)
-run devices 30 "$results/devices.json" "$cli" devices --json
-if grep -q '"cuda:0"' "$results/devices.json" 2>/dev/null; then
-  gpu=$(grep -o '"name": *"[^"]*"' "$results/devices.json" | sed -n 2p | sed 's/.*: *"//; s/"$//')
+run devices 30 "$stepdir/devices.json" "$cli" devices --json
+if grep -q '"cuda:0"' "$stepdir/devices.json" 2>/dev/null; then
+  gpu=$(grep -o '"name": *"[^"]*"' "$stepdir/devices.json" | sed -n 2p | sed 's/.*: *"//; s/"$//')
   have_gpu=1
 else
-  gpu="none ($(grep -o '"cuda_note": *"[^"]*"' "$results/devices.json" 2>/dev/null | sed 's/.*: *"//; s/"$//'))"
+  gpu="none ($(grep -o '"cuda_note": *"[^"]*"' "$stepdir/devices.json" 2>/dev/null | sed 's/.*: *"//; s/"$//'))"
   have_gpu=0
 fi
 say "GPU: $gpu"
 write_results
 
 # 3. The gpu tests (they skip, saying so, without a device).
-run gpu_tests 180 "$results/gpu_tests.txt" ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120 \
-  --output-junit "$results/gpu_tests.xml"
-skipped=$(grep -c "(Skipped)" "$results/gpu_tests.txt" 2>/dev/null)
-summary=$(grep -E "tests passed|tests failed" "$results/gpu_tests.txt" 2>/dev/null | tail -n 1)
+run gpu_tests 180 "$stepdir/gpu_tests.txt" ctest --test-dir "$build" -L gpu --output-on-failure --timeout 120 \
+  --output-junit "$stepdir/gpu_tests.xml"
+skipped=$(grep -c "(Skipped)" "$stepdir/gpu_tests.txt" 2>/dev/null)
+summary=$(grep -E "tests passed|tests failed" "$stepdir/gpu_tests.txt" 2>/dev/null | tail -n 1)
 if [ "$have_gpu" -eq 1 ]; then
   record gpu_tests_summary "$([ "${skipped:-0}" -eq 0 ] && echo ok || echo warning)" 0 \
-    "$summary; ${skipped:-0} skipped (none should skip on a GPU machine)" "$results/gpu_tests.txt"
+    "$summary; ${skipped:-0} skipped (none should skip on a GPU machine)" "$stepdir/gpu_tests.txt"
 else
   record gpu_tests_summary skipped 0 "$summary; ${skipped:-0} skipped: no CUDA device, nothing on a GPU was checked" \
-    "$results/gpu_tests.txt"
+    "$stepdir/gpu_tests.txt"
 fi
 
 mkdir -p "$models"
+if [ "$have_gpu" -eq 0 ] && [ "$force" = 1 ]; then
+  say "DC_FORCE_GPU_STEPS=1 without a GPU: the GPU steps run on the CPU to rehearse this script; nothing is measured on a GPU"
+  gpu="$gpu; GPU steps forced onto the CPU (rehearsal of the script, not a measurement)"
+  record forced_rehearsal skipped 0 "no CUDA device: the bench and compare steps below ran on the CPU and measure nothing about the GPU"
+  have_gpu=1
+fi
 if [ "$have_gpu" -eq 0 ]; then
   # Rehearsal: the same command lines on a tiny synthetic model (the CLI falls back to the CPU).
   for preset in llama-3.2-1b llama-3-8b; do
@@ -148,13 +168,13 @@ if [ "$have_gpu" -eq 0 ]; then
   for step in compare_c1 compare_c32; do
     record "$step" skipped 0 "no CUDA device: ${gpu}; nothing measured"
   done
-  run smoke_make_model 60 "$results/smoke_make_model.txt" "$cli" make-model --preset tiny --dtype q8_0 --context 512 \
+  run smoke_make_model 60 "$stepdir/smoke_make_model.txt" "$cli" make-model --preset tiny --dtype q8_0 --context 512 \
     --out "$models/tiny-q8_0.gguf" --force
-  run smoke_bench 60 "$results/smoke_bench.json" "$cli" bench -m "$models/tiny-q8_0.gguf" --device cuda:0 --graphs \
+  run smoke_bench 60 "$stepdir/smoke_bench.json" "$cli" bench -m "$models/tiny-q8_0.gguf" --device cuda:0 --graphs \
     --prompt-tokens 64 --gen-tokens 8 --repetitions 1 --json
-  run smoke_compare 120 "$results/smoke_compare.txt" "$cli" compare -m "$models/tiny-q8_0.gguf" --a fast --b regular \
+  run smoke_compare 120 "$stepdir/smoke_compare.txt" "$cli" compare -m "$models/tiny-q8_0.gguf" --a fast --b regular \
     --device cuda:0 -w chat --requests 4 -c 2 --input-tokens 32 --output-tokens 8 --no-store \
-    --json "$results/smoke_compare.json"
+    --json "$stepdir/smoke_compare.json"
   say "done without a GPU: GPU steps skipped (see results.json); $(( $(date +%s) - start ))s"
   exit 0
 fi
@@ -166,61 +186,61 @@ start_make() { # preset dtype: writes make_PRESET_DTYPE.rc ("EXIT SECONDS") when
   (
     t0=$(date +%s)
     timeout -k 10 240 "$cli" make-model --preset "$1" --dtype "$2" --context 4096 --out "$file" --force \
-      >"$results/$name.txt" 2>&1
-    echo "$? $(($(date +%s) - t0))" >"$results/$name.rc"
+      >"$stepdir/$name.txt" 2>&1
+    echo "$? $(($(date +%s) - t0))" >"$stepdir/$name.rc"
   ) &
 }
 wait_make() { # preset dtype: records the make step; fails when the model is not there
   local name="make_$1_$2" waited=0
-  while [ ! -f "$results/$name.rc" ]; do
+  while [ ! -f "$stepdir/$name.rc" ]; do
     if [ "$(left)" -lt 15 ]; then
-      record "$name" timeout "$waited" "still running when the ${budget}s budget ran out" "$results/$name.txt"
+      record "$name" timeout "$waited" "still running when the ${budget}s budget ran out" "$stepdir/$name.txt"
       return 1
     fi
     sleep 1
     waited=$((waited + 1))
   done
   local rc secs
-  read -r rc secs <"$results/$name.rc"
+  read -r rc secs <"$stepdir/$name.rc"
   if [ "$rc" -eq 0 ]; then
-    record "$name" ok "$secs" "waited ${waited}s for it" "$results/$name.txt"
+    record "$name" ok "$secs" "waited ${waited}s for it" "$stepdir/$name.txt"
   else
     say "$name: FAILED (exit $rc)"
-    record "$name" failed "$secs" "exit $rc: $(tail -n 2 "$results/$name.txt" | tr '\n' ' ' | cut -c1-300)" "$results/$name.txt"
+    record "$name" failed "$secs" "exit $rc: $(tail -n 2 "$stepdir/$name.txt" | tr '\n' ' ' | cut -c1-300)" "$stepdir/$name.txt"
     return 1
   fi
 }
 bench_model() { # preset dtype limit
   local file="$models/$1-$2.gguf"
   wait_make "$1" "$2" || return 1
-  run "bench_$1_$2" "$3" "$results/bench_$1_$2.json" "$cli" bench -m "$file" --device cuda:0 --graphs \
-    --prompt-tokens 2048 --gen-tokens 128 --repetitions 3 --threads 8 --json
+  run "bench_$1_$2" "$3" "$stepdir/bench_$1_$2.json" "$cli" bench -m "$file" --device cuda:0 --graphs \
+    --prompt-tokens "$prompt" --gen-tokens "$gen" --repetitions 3 --threads 8 --json
 }
 for dtype in f16 q8_0 q4_0; do
-  start_make llama-3.2-1b "$dtype"
-  start_make llama-3-8b "$dtype"
+  start_make "$small" "$dtype"
+  start_make "$big" "$dtype"
 done
 for dtype in f16 q8_0 q4_0; do
-  bench_model llama-3.2-1b "$dtype" 60
-  rm -f "$models/llama-3.2-1b-$dtype.gguf"
+  bench_model "$small" "$dtype" 60
+  rm -f "$models/$small-$dtype.gguf"
 done
 for dtype in f16 q8_0 q4_0; do # f16 first: the bandwidth and TFLOP/s targets are set there
-  bench_model llama-3-8b "$dtype" 90
-  [ "$dtype" = q8_0 ] || rm -f "$models/llama-3-8b-$dtype.gguf"
+  bench_model "$big" "$dtype" 90
+  [ "$dtype" = q8_0 ] || rm -f "$models/$big-$dtype.gguf"
 done
 
 # 5. Fast versus regular on the 8B Q8_0 model (fast's `mixed` precision is Q8_0 too), closed loop.
-m8="$models/llama-3-8b-q8_0.gguf"
+m8="$models/$big-q8_0.gguf"
 if [ -f "$m8" ]; then
-  run compare_c1 90 "$results/compare_c1.txt" "$cli" compare -m "$m8" --a fast --b regular --device cuda:0 \
-    -w chat --requests 8 -c 1 --input-tokens 256 --output-tokens 64 --warmup 1 --threads 8 --no-store \
-    --json "$results/compare_c1.json"
-  run compare_c32 120 "$results/compare_c32.txt" "$cli" compare -m "$m8" --a fast --b regular --device cuda:0 \
-    -w chat --requests 64 -c 32 --input-tokens 256 --output-tokens 64 --warmup 1 --threads 8 --no-store \
-    --json "$results/compare_c32.json"
+  run compare_c1 90 "$stepdir/compare_c1.txt" "$cli" compare -m "$m8" --a fast --b regular --device cuda:0 \
+    -w chat --requests $((requests / 8)) -c 1 --input-tokens 256 --output-tokens 64 --warmup 1 --threads 8 --no-store \
+    --json "$stepdir/compare_c1.json"
+  run compare_c32 120 "$stepdir/compare_c32.txt" "$cli" compare -m "$m8" --a fast --b regular --device cuda:0 \
+    -w chat --requests "$requests" -c 32 --input-tokens 256 --output-tokens 64 --warmup 1 --threads 8 --no-store \
+    --json "$stepdir/compare_c32.json"
 else
-  record compare_c1 skipped 0 "no llama-3-8b q8_0 model (its make step failed or ran out of time)"
-  record compare_c32 skipped 0 "no llama-3-8b q8_0 model (its make step failed or ran out of time)"
+  record compare_c1 skipped 0 "no $big q8_0 model (its make step failed or ran out of time)"
+  record compare_c32 skipped 0 "no $big q8_0 model (its make step failed or ran out of time)"
 fi
 wait # background model writers (each bounded by its own timeout)
 rm -f "$models"/*.gguf

@@ -17,11 +17,11 @@ need "$data/models/stories260K.gguf" "../shared/data (the project's test data)"
 
 rm -rf "$out"
 mkdir -p "$out/include" "$out/data/models" "$out/data/golden"
-cp -r /usr/include/nlohmann /usr/include/CLI "$out/include/"
+cp -a /usr/include/nlohmann /usr/include/CLI "$out/include/"
 # GoogleTest's own tree (googletest/ and googlemock/ with their CMake files); built from source there.
-cp -r /usr/src/googletest "$out/googletest"
-cp "$data"/models/stories260K.gguf "$data"/models/stories260K-f16.gguf "$out/data/models/"
-cp "$data"/golden/stories260K.json "$data"/golden/stories260K_logits_once_upon_a_time_pos4.f32 "$out/data/golden/"
+cp -a /usr/src/googletest "$out/googletest"
+cp -p "$data"/models/stories260K.gguf "$data"/models/stories260K-f16.gguf "$out/data/models/"
+cp -p "$data"/golden/stories260K.json "$data"/golden/stories260K_logits_once_upon_a_time_pos4.f32 "$out/data/golden/"
 
 size=$(du -sm "$out" | cut -f1)
 echo "prepare_carry: $out holds ${size} MiB (the device tool carries at most 64 MiB in all)"
