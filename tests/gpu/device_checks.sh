@@ -104,8 +104,9 @@ run() {
     say "$name: TIMED OUT after ${limit}s"
     record "$name" timeout "$dt" "killed after ${limit}s" "$out"
   else
-    say "$name: FAILED (exit $rc); see log.txt"
-    record "$name" failed "$dt" "exit $rc: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-400)" "$out"
+    say "$name: FAILED (exit $rc); the end of its output:"
+    tail -n 15 "$out" | tee -a "$log" >&2
+    record "$name" failed "$dt" "exit $rc: $(tail -n 4 "$out" | tr '\n' ' ' | cut -c1-600)" "$out"
   fi
   return $rc
 }
