@@ -16,16 +16,19 @@ struct BenchArgs {
     std::string model;
     engine::BenchOptions options;
     int threads = 1;
+    std::string device;
     bool json = false;
 };
 
 void runBench(const BenchArgs& a) {
     requireReadableFile(a.model, "model file");
+    engine::BenchOptions options = a.options;
+    options.device = resolveDeviceOption(a.device);
     const auto model = engine::LlamaModel::load(a.model, {engine::Precision::Native, /*prefault=*/true});
     kernels::ThreadPool pool(a.threads);
     engine::BenchResult r;
     try {
-        r = engine::runBenchmark(*model, pool, a.options);
+        r = engine::runBenchmark(*model, pool, options);
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
@@ -38,13 +41,15 @@ void runBench(const BenchArgs& a) {
                    {"model_bytes", model->weightBytes()},
                    {"file_bytes", model->file().fileSize()},
                    {"threads", a.threads},
+                   {"device", options.device.id()},
+                   {"graphs", options.device.kind == engine::Device::Kind::Cuda && options.graphs},
                    {"prompt_tokens", a.options.promptTokens},
                    {"gen_tokens", a.options.genTokens},
                    {"repetitions", a.options.repetitions}});
         return;
     }
     std::cout << std::fixed << std::setprecision(1) << a.model << " (" << model->weightBytes() / 1048576.0
-              << " MiB of weights, " << a.threads << " threads, " << a.options.repetitions << " runs)\n"
+              << " MiB of weights, " << a.threads << " threads, " << options.device.id() << ", " << a.options.repetitions << " runs)\n"
               << "prefill " << a.options.promptTokens << " tokens: " << pm << " +/- " << ps << " tok/s\n"
               << "decode  " << a.options.genTokens << " tokens: " << dm << " +/- " << ds << " tok/s\n";
 }
@@ -63,6 +68,8 @@ void addBenchCommand(CLI::App& root) {
         ->capture_default_str();
     cmd->add_option("--seed", a->options.seed, "Seed of the synthetic prompt")->capture_default_str();
     addThreadsOption(*cmd, a->threads);
+    addDeviceOption(*cmd, a->device);
+    cmd->add_flag("--graphs", a->options.graphs, "CUDA: capture the decode step once as a graph and replay it");
     cmd->add_flag("--json", a->json, "Print {\"prefill_tok_s\": {\"mean\", \"std\"}, \"decode_tok_s\": ..., ...}");
     cmd->callback([a] { runBench(*a); });
 }

@@ -1,7 +1,9 @@
 // `modebench-cli compare`: two profiles on the identical workload, a summary table and a JSON file.
 #include "cli/command_util.h"
 
+#ifdef MODEBENCH_HAVE_STORE
 #include "db/sqlite_run_sink.h"
+#endif
 #include "engine/devices.h"
 #include "engine/session.h"
 #include "lab/comparison.h"
@@ -32,6 +34,7 @@ struct CompareArgs {
     int64_t seed = -1;
     int maxTokens = 64;
     int threads = 1;
+    std::string device;
     engine::SamplerParams sampling;
     bool interleave = false, noPrime = false, tokenTimes = false;
     double sloTtft = -1, sloE2e = -1;
@@ -166,6 +169,7 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config["interleave"] = a.interleave;
     config["slices"] = opts.slices;
     config["threads"] = a.threads;
+    config["device"] = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
     config["primers"] = opts.primers.size();
     config["precision_check"] = {{"prompts", a.precisionPrompts}, {"gen_tokens", a.precisionGenTokens}};
     config["prompts"] = a.prompts;
@@ -180,6 +184,7 @@ void runCompare(const CompareArgs& a) {
     requireReadableFile(a.model, "model file");
     if (!a.modelB.empty()) requireReadableFile(a.modelB, "model file (B)");
     if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
+    const engine::Device device = resolveDeviceOption(a.device);
     std::vector<lab::Candidate> candidates;
     try {
         auto candidate = [&](const char* label, const std::string& model, const std::string& choice,
@@ -188,6 +193,7 @@ void runCompare(const CompareArgs& a) {
             c.label = label;
             c.modelPath = model;
             c.threads = a.threads;
+            c.device = device;
             if (lab::RemoteSpec::isRemote(choice)) {
                 try {
                     lab::RemoteSpec::parse(choice);
@@ -234,11 +240,16 @@ void runCompare(const CompareArgs& a) {
     }
 
     // Open the store once the arguments are checked and before minutes of work: a bad --db fails now.
-    std::unique_ptr<db::SqliteRunSink> sink;
+    std::unique_ptr<lab::RunSink> sink;
     std::string dbPath;
     if (!a.noStore) {
+#ifdef MODEBENCH_HAVE_STORE
         dbPath = databasePath(a.db);
         sink = std::make_unique<db::SqliteRunSink>(dbPath);
+#else
+        if (!a.db.empty()) throw UsageError("--db: this build has no run store (built with MODEBENCH_STORE=OFF)");
+        std::cerr << "compare: this build has no run store (MODEBENCH_STORE=OFF): the run is not stored\n";
+#endif
     }
 
     lab::ComparisonOptions opts;
@@ -342,6 +353,7 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_flag("--no-prime", a->noPrime, "shared-prefix: skip the unrecorded one-per-group prefix primers");
     cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)");
     addThreadsOption(*cmd, a->threads);
+    addDeviceOption(*cmd, a->device);
     cmd->add_option("--temperature", a->sampling.temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
     cmd->add_option("--top-k", a->sampling.topK, "Top-k; 0 = off")->capture_default_str();
     cmd->add_option("--top-p", a->sampling.topP, "Top-p; 1 = off")->capture_default_str();

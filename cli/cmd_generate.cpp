@@ -18,6 +18,7 @@ struct GenerateArgs {
     int maxTokens = 128;
     engine::SamplerParams sampling;
     int threads = 1;
+    std::string device;
     bool noBos = false;
     bool json = false;
 };
@@ -25,6 +26,7 @@ struct GenerateArgs {
 void runGenerate(const GenerateArgs& a) {
     requireReadableFile(a.model, "model file");
     if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
+    const engine::Device device = resolveDeviceOption(a.device);
     const auto t0 = std::chrono::steady_clock::now();
     // Weights are paged in during load (reported as load_ms), so TTFT and the tokens/s
     // figures measure computation, not first-touch page faults of the mapping.
@@ -41,6 +43,7 @@ void runGenerate(const GenerateArgs& a) {
     engine::GenerateOptions opts;
     opts.maxTokens = a.maxTokens;
     opts.sampling = a.sampling;
+    opts.device = device;
     engine::TokenCallback stream;
     if (!a.json) {
         stream = [](int32_t, std::string_view text) {
@@ -53,7 +56,7 @@ void runGenerate(const GenerateArgs& a) {
         std::cout << '\n';
         std::cerr << "[" << prompt.size() << " prompt tokens, " << r.tokens.size() << " generated ("
                   << engine::stopReasonName(r.stop) << "); TTFT " << r.ttftMs << " ms; prefill " << r.prefillTokS
-                  << " tok/s; decode " << r.decodeTokS << " tok/s; " << a.threads << " threads]\n";
+                  << " tok/s; decode " << r.decodeTokS << " tok/s; " << a.threads << " threads, " << device.id() << "]\n";
         return;
     }
     Json j;
@@ -70,6 +73,7 @@ void runGenerate(const GenerateArgs& a) {
     j["decode_tok_s"] = r.decodeTokS;
     j["kv_bytes"] = r.kvBytes;
     j["threads"] = a.threads;
+    j["device"] = device.id();
     j["sampling"] = {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.topK},
                      {"top_p", a.sampling.topP},               {"min_p", a.sampling.minP},
                      {"repeat_penalty", a.sampling.repeatPenalty}, {"seed", a.sampling.seed}};
@@ -95,6 +99,7 @@ void addGenerateCommand(CLI::App& root) {
         ->capture_default_str();
     cmd->add_option("--seed", args->sampling.seed, "Random seed (same seed, same tokens)")->capture_default_str();
     addThreadsOption(*cmd, args->threads);
+    addDeviceOption(*cmd, args->device);
     cmd->add_flag("--no-bos", args->noBos, "Do not prepend the BOS token");
     cmd->add_flag("--json", args->json, "Print one JSON object at the end instead of streaming text");
     cmd->callback([args] { runGenerate(*args); });

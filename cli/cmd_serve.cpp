@@ -19,6 +19,7 @@ struct ServeArgs {
     std::string model, profile = "regular", host = "127.0.0.1", apiKeyEnv, modelName;
     int port = 8080;
     int threads = 1;
+    std::string device;
     int httpThreads = 64;
 };
 
@@ -30,6 +31,7 @@ void runServe(const ServeArgs& a) {
     } catch (const engine::ProfileError& e) {
         throw UsageError(e.what());
     }
+    const engine::Device device = resolveDeviceOption(a.device);
     server::ServerOptions o;
     o.host = a.host;
     o.port = a.port;
@@ -52,11 +54,11 @@ void runServe(const ServeArgs& a) {
     sigaddset(&stopSignals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
-    auto session = engine::Session::start(a.model, profile, {.threads = a.threads});
+    auto session = engine::Session::start(a.model, profile, {.threads = a.threads, .device = device});
     server::OpenAiServer http(*session, o);
     const int port = http.bind();
     std::cerr << "serve: " << o.modelName << " under the " << profile.name << " profile on http://" << o.host << ":"
-              << port << " (" << a.threads << " threads, chat template " << server::chatFamilyName(o.chatFamily)
+              << port << " (" << a.threads << " threads on " << device.id() << ", chat template " << server::chatFamilyName(o.chatFamily)
               << (o.apiKey.empty() ? "" : ", API key required") << ")\n"
               << "serve: POST /v1/completions /v1/chat/completions, GET /v1/models /health /metrics; Ctrl+C stops\n";
     std::thread stopper([&] {
@@ -88,6 +90,7 @@ void addServeCommand(CLI::App& root) {
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     addThreadsOption(*cmd, args->threads);
+    addDeviceOption(*cmd, args->device);
     cmd->callback([args] { runServe(*args); });
 }
 

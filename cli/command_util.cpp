@@ -1,7 +1,9 @@
 // Helpers shared by the command files.
 #include "cli/command_util.h"
 
+#ifdef MODEBENCH_HAVE_STORE
 #include "db/default_path.h"
+#endif
 
 #include "kernels/cpu/thread_pool.h"
 
@@ -24,6 +26,27 @@ void addThreadsOption(CLI::App& cmd, int& threads) {
         ->capture_default_str();
 }
 
+void addDeviceOption(CLI::App& cmd, std::string& device) {
+    device = "cpu";
+    cmd.add_option("--device", device, "Where the engine runs: cpu, cuda or cuda:N (see `devices`)")
+        ->capture_default_str();
+}
+
+engine::Device resolveDeviceOption(const std::string& device) {
+    engine::DeviceChoice choice;
+    try {
+        choice = engine::resolveDevice(device);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--device: ") + e.what());
+    }
+    static bool said = false; // once per process, however many candidates ask
+    if (!choice.note.empty() && !said) {
+        std::cerr << "modebench-cli: note: " << choice.note << '\n';
+        said = true;
+    }
+    return choice.device;
+}
+
 void requireReadableFile(const std::string& path, const std::string& what) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw UsageError(what + " not found: " + path);
@@ -33,11 +56,15 @@ void requireReadableFile(const std::string& path, const std::string& what) {
 }
 
 std::string defaultDatabasePath() {
+#ifdef MODEBENCH_HAVE_STORE
     try {
         return db::defaultDatabasePath();
     } catch (const std::runtime_error& e) {
         throw UsageError(e.what());
     }
+#else
+    throw UsageError("this build has no run store (built with MODEBENCH_STORE=OFF)");
+#endif
 }
 
 CLI::Option* addDatabaseOption(CLI::App& cmd, std::string& path) {

@@ -1,6 +1,8 @@
 // Shared pieces of the modebench-cli commands: registration, errors, options and JSON output.
 #pragma once
 
+#include "engine/devices.h"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,12 @@ void addMigrateCommand(CLI::App& root);
 int defaultThreads();
 // Adds --threads N (1..1024) bound to `threads`, defaulting to defaultThreads().
 void addThreadsOption(CLI::App& cmd, int& threads);
+// Adds --device cpu|cuda|cuda:N bound to `device` (default cpu).
+void addDeviceOption(CLI::App& cmd, std::string& device);
+// The device --device asks for, checked against this machine: bad text or a CUDA index that
+// does not exist is a UsageError; a CUDA request without a device (or without CUDA in the
+// build) says so once on stderr and gives the CPU.
+engine::Device resolveDeviceOption(const std::string& device);
 // Throws UsageError unless `path` names a readable regular file.
 void requireReadableFile(const std::string& path, const std::string& what);
 

@@ -19,11 +19,17 @@ int main(int argc, char** argv) {
     mb::cli::addBenchCommand(app);
     mb::cli::addPerplexityCommand(app);
     mb::cli::addComparePrecisionCommand(app);
+#ifdef MODEBENCH_HAVE_STORE
     mb::cli::addRunsCommand(app);
+#endif
+#ifdef MODEBENCH_HAVE_HTTP
     mb::cli::addServeCommand(app);
+#endif
+#ifdef MODEBENCH_HAVE_STORE
     mb::cli::addSelectCommand(app);
     mb::cli::addReportCommand(app);
     mb::cli::addMigrateCommand(app);
+#endif
     if (argc > 1 && argv[1][0] != '-') {
         const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });
         if (known.empty()) {

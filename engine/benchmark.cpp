@@ -1,7 +1,7 @@
 // The prefill/decode benchmark loop behind `modebench-cli bench`.
 #include "engine/benchmark.h"
 
-#include "engine/forward.h"
+#include "engine/forward_backend.h"
 #include "engine/sampler.h"
 
 #include <chrono>
@@ -18,15 +18,14 @@ struct Timing {
     double prefillS = 0, decodeS = 0;
 };
 
-Timing runOnce(const LlamaModel& model, kernels::ThreadPool& pool, const std::vector<int32_t>& prompt,
-               int64_t genTokens) {
+Timing runOnce(ForwardBackend& forward, const std::vector<int32_t>& prompt, int64_t genTokens) {
+    const LlamaModel& model = forward.model();
     const LlamaConfig& c = model.config();
     const int64_t bs = 16;
     const auto n = static_cast<int64_t>(prompt.size());
-    KvCache cache(c, blocksFor(n + genTokens, bs), bs);
+    KvCache cache(c, blocksFor(n + genTokens, bs), bs, forward.kvStorage());
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
-    Forward forward(model, pool, {.maxChunk = std::min<int64_t>(256, n)});
     std::vector<float> logits(static_cast<size_t>(c.vocabSize));
     Timing t;
     const auto p0 = Clock::now();
@@ -68,10 +67,13 @@ BenchResult runBenchmark(const LlamaModel& model, kernels::ThreadPool& pool, con
         t = lo + static_cast<int32_t>((state >> 33) % static_cast<uint64_t>(c.vocabSize - lo));
     }
     if (bos >= 0) prompt[0] = bos;
-    runOnce(model, pool, prompt, std::min<int64_t>(o.genTokens, 8)); // warm-up: caches, threads, pages
+    // One backend for all runs (on a GPU the weights are uploaded once); fresh KV each run.
+    const auto forward = makeForwardBackend(
+        model, pool, {.maxChunk = std::min<int64_t>(256, o.promptTokens), .graphs = o.graphs}, o.device);
+    runOnce(*forward, prompt, std::min<int64_t>(o.genTokens, 8)); // warm-up: caches, threads, pages
     BenchResult r;
     for (int i = 0; i < o.repetitions; ++i) {
-        const Timing t = runOnce(model, pool, prompt, o.genTokens);
+        const Timing t = runOnce(*forward, prompt, o.genTokens);
         r.prefillTokS.push_back(static_cast<double>(o.promptTokens) / t.prefillS);
         r.decodeTokS.push_back(static_cast<double>(o.genTokens) / t.decodeS);
     }

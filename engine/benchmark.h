@@ -1,6 +1,7 @@
 // Raw engine speed: prefill and decode tokens per second measured separately, repeated.
 #pragma once
 
+#include "engine/devices.h"
 #include "engine/llama_model.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -14,6 +15,8 @@ struct BenchOptions {
     int64_t genTokens = 64;     // decoded one at a time after the prompt
     int repetitions = 3;
     uint64_t seed = 0;          // for the synthetic prompt's token ids
+    Device device;              // resolved (engine::resolveDevice); the CPU by default
+    bool graphs = false;        // CUDA: replay the decode step as a captured graph
 };
 
 struct BenchResult {

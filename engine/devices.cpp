@@ -4,7 +4,9 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/thread_pool.h"
 
+#include <charconv>
 #include <fstream>
+#include <stdexcept>
 #include <unistd.h>
 
 #ifdef MODEBENCH_HAVE_CUDA
@@ -51,5 +53,38 @@ DeviceList listDevices() {
 #endif
     return list;
 }
+
+std::string Device::id() const { return kind == Kind::Cpu ? "cpu" : "cuda:" + std::to_string(index); }
+
+Device parseDevice(std::string_view text) {
+    if (text == "cpu") return {};
+    if (text == "cuda") return {Device::Kind::Cuda, 0};
+    if (text.rfind("cuda:", 0) == 0) {
+        const std::string_view digits = text.substr(5);
+        int index = -1;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+        if (!digits.empty() && ec == std::errc() && end == digits.data() + digits.size() && index >= 0)
+            return {Device::Kind::Cuda, index};
+    }
+    throw std::invalid_argument("device '" + std::string(text) + "' is not cpu, cuda or cuda:N");
+}
+
+DeviceChoice resolveDevice(const Device& requested, const DeviceList& available) {
+    if (requested.kind == Device::Kind::Cpu) return {};
+    if (!available.cudaCompiled)
+        return {{}, requested.id() + " requested but this build has no CUDA backend; using the CPU"};
+    std::vector<std::string> gpus;
+    for (const auto& d : available.devices)
+        if (d.id.rfind("cuda:", 0) == 0) gpus.push_back(d.id);
+    if (gpus.empty())
+        return {{}, requested.id() + " requested but there is no CUDA device (" + available.cudaNote + "); using the CPU"};
+    for (const auto& id : gpus)
+        if (id == requested.id()) return {requested, {}};
+    std::string list;
+    for (const auto& id : gpus) list += (list.empty() ? "" : ", ") + id;
+    throw std::invalid_argument("device " + requested.id() + " does not exist (this machine has " + list + ")");
+}
+
+DeviceChoice resolveDevice(std::string_view text) { return resolveDevice(parseDevice(text), listDevices()); }
 
 } // namespace mb::engine

@@ -35,46 +35,13 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
     m_scores.resize(static_cast<size_t>(pool.threads() * c.contextLength));
 }
 
-void Forward::runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
-                          std::span<const int32_t> blockTable, float* logits) {
-    // Member buffers: a decode step calls this once per token and must not allocate.
-    const size_t n = tokens.size();
-    m_seqPositions.resize(n);
-    for (size_t i = 0; i < n; ++i) m_seqPositions[i] = pos0 + static_cast<int64_t>(i);
-    m_seqIds.assign(n, 0);
-    m_seqWant.assign(n, 0);
-    if (n > 0) m_seqWant.back() = 1;
-    const std::span<const int32_t> tables[1] = {blockTable};
-    KvCache* const caches[1] = {&cache};
-    run({tokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant}, logits);
-}
-
 void Forward::run(const ForwardBatch& batch, float* logits) {
     const LlamaConfig& c = m_model.config();
     const size_t n = batch.tokens.size();
-    if (batch.positions.size() != n || batch.seqIds.size() != n || batch.wantLogits.size() != n)
-        throw ModelError("forward batch: tokens, positions, sequence ids and logit flags differ in length");
-    if (batch.caches.size() != batch.blockTables.size())
-        throw ModelError("forward batch: one cache and one block table per sequence are required");
-    for (size_t t = 0; t < n; ++t) {
-        if (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocabSize)
-            throw ModelError("token id " + std::to_string(batch.tokens[t]) + " is outside the vocabulary");
-        const int32_t s = batch.seqIds[t];
-        if (s < 0 || static_cast<size_t>(s) >= batch.blockTables.size())
-            throw ModelError("forward batch: bad sequence id");
-        const int64_t pos = batch.positions[t];
-        if (pos < 0 || pos >= c.contextLength)
-            throw ModelError("position " + std::to_string(pos) + " is beyond the model's context of " +
-                             std::to_string(c.contextLength));
-        const KvCache& cache = *batch.caches[static_cast<size_t>(s)];
-        const auto& table = batch.blockTables[static_cast<size_t>(s)];
-        if (pos / cache.blockSize() >= static_cast<int64_t>(table.size()))
-            throw ModelError("position " + std::to_string(pos) + " is beyond the sequence's KV blocks");
-        if (table[static_cast<size_t>(pos / cache.blockSize())] >= cache.blocks())
-            throw ModelError("block table entry outside the KV cache");
-        if (m_options.rope && pos >= m_options.rope->positions())
-            throw ModelError("position " + std::to_string(pos) + " is beyond the precomputed RoPE table");
-    }
+    validate(batch, m_options.rope);
+    for (KvCache* cache : batch.caches)
+        if (cache->storage() != KvStorage::Host)
+            throw ModelError("the CPU forward pass needs a KV cache in host memory");
     size_t logitRow = 0;
     const auto chunk = static_cast<size_t>(m_options.maxChunk);
     for (size_t begin = 0; begin < n; begin += chunk) {

@@ -44,11 +44,11 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
 
     // KV sized to this request: prompt plus the tokens it may generate, within the context.
     const int64_t positions = std::min<int64_t>(c.contextLength, promptLen + options.maxTokens);
-    KvCache cache(c, blocksFor(positions, kBlockSize), kBlockSize);
+    const auto forward = makeForwardBackend(model, pool, {.maxChunk = std::min<int64_t>(256, promptLen)}, options.device);
+    KvCache cache(c, blocksFor(positions, kBlockSize), kBlockSize, forward->kvStorage());
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
 
-    Forward forward(model, pool, {.maxChunk = std::min<int64_t>(256, promptLen)});
     Sampler sampler(options.sampling);
     StreamDecoder decoder(model.tokenizer(), /*afterPrompt=*/true);
     std::vector<float> logits(static_cast<size_t>(c.vocabSize));
@@ -57,7 +57,7 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
     result.kvBytes = cache.bytes();
 
     const auto prefillStart = Clock::now();
-    forward.runSequence(prompt, 0, cache, table, logits.data());
+    forward->runSequence(prompt, 0, cache, table, logits.data());
     const auto prefillEnd = Clock::now();
     result.prefillMs = msSince(prefillStart, prefillEnd);
     result.prefillTokS = result.prefillMs > 0 ? 1000.0 * static_cast<double>(promptLen) / result.prefillMs : 0;
@@ -97,7 +97,7 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
             break;
         }
         const int32_t one[1] = {id};
-        forward.runSequence(one, pos, cache, table, logits.data());
+        forward->runSequence(one, pos, cache, table, logits.data());
         ++pos;
     }
     const std::string tail = decoder.flush();

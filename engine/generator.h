@@ -1,6 +1,7 @@
 // One streamed generation: prefill the prompt as a batch, then decode token by token.
 #pragma once
 
+#include "engine/devices.h"
 #include "engine/llama_model.h"
 #include "engine/sampler.h"
 #include "kernels/cpu/thread_pool.h"
@@ -19,6 +20,7 @@ struct GenerateOptions {
     int32_t maxTokens = 128;   // generated tokens at most (> 0)
     SamplerParams sampling;
     bool stopAtEos = true;
+    Device device; // resolved (engine::resolveDevice); the CPU by default
 };
 
 enum class StopReason { Eos, Length, Context, Cancelled };

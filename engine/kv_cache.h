@@ -4,9 +4,21 @@
 #include "engine/model_config.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mb::engine {
+
+// Where a cache keeps its K/V: in host memory (the CPU forward pass), or only on a device,
+// where the backend that runs it attaches the storage as a KvMirror.
+enum class KvStorage { Host, Device };
+
+// A backend's own copy of a cache's storage (e.g. device memory of the same geometry),
+// owned by the cache so that it lives and dies with it.
+class KvMirror {
+public:
+    virtual ~KvMirror() = default;
+};
 
 // `blocks` blocks of `blockSize` positions for every layer, K and V in F32.
 // Layout per layer: (blocks, blockSize, kvDim), so one block of one layer is contiguous.
@@ -15,18 +27,24 @@ namespace mb::engine {
 // Not thread-safe; the forward pass writes positions of the sequence it runs.
 class KvCache {
 public:
-    KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize);
+    KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage = KvStorage::Host);
 
     int64_t blocks() const { return m_blocks; }
     int64_t blockSize() const { return m_blockSize; }
     int64_t kvDim() const { return m_kvDim; }
     int64_t layers() const { return m_layers; }
-    // Bytes of K and V storage.
-    uint64_t bytes() const { return static_cast<uint64_t>(m_keys.size() + m_values.size()) * sizeof(float); }
+    KvStorage storage() const { return m_storage; }
+    // Bytes of K and V storage (wherever it lives).
+    uint64_t bytes() const { return static_cast<uint64_t>(m_blocks * m_blockSize) * bytesPerPosition(); }
     // Bytes one position takes across all layers (K and V).
     uint64_t bytesPerPosition() const { return static_cast<uint64_t>(m_layers * m_kvDim * 2) * sizeof(float); }
 
-    // (blockSize, kvDim) floats of layer `layer`, block `block`.
+    // The storage a device backend attached (null until it runs this cache). Set once by
+    // the thread that runs the forward pass.
+    KvMirror* mirror() const { return m_mirror.get(); }
+    void setMirror(std::unique_ptr<KvMirror> mirror) { m_mirror = std::move(mirror); }
+
+    // (blockSize, kvDim) floats of layer `layer`, block `block`. Host storage only.
     float* keys(int64_t layer, int64_t block) { return m_keys.data() + offset(layer, block); }
     float* values(int64_t layer, int64_t block) { return m_values.data() + offset(layer, block); }
 
@@ -38,8 +56,10 @@ private:
     int64_t m_blocks;
     int64_t m_blockSize;
     int64_t m_kvDim;
-    std::vector<float> m_keys;
+    KvStorage m_storage;
+    std::vector<float> m_keys;   // empty for KvStorage::Device
     std::vector<float> m_values;
+    std::unique_ptr<KvMirror> m_mirror;
 };
 
 // Blocks needed to hold `positions` positions.

@@ -113,11 +113,12 @@ std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaMode
     v->model = std::move(model);
     ForwardOptions fo;
     fo.fused = m_profile.fused;
+    fo.graphs = m_profile.graphs;
     if (m_profile.weights == WeightsPolicy::Preload) { // fast: angles precomputed once
         v->rope = std::make_unique<RopeTable>(v->model->config(), v->model->config().contextLength);
         fo.rope = v->rope.get();
     }
-    v->forward = std::make_unique<Forward>(*v->model, *m_pool, fo);
+    v->forward = makeForwardBackend(*v->model, *m_pool, fo, m_options.device);
     m_modelVersion = v->number;
     m_weightBytes = v->model->weightBytes();
     m_loaded = true;
@@ -142,7 +143,7 @@ void SessionImpl::ensurePool(const LlamaConfig& c) {
         const int64_t tokens = poolTokens(c);
         const int64_t blocks = blocksFor(tokens, bs);
         if (!m_kvPool || m_kvPool->blocks() != blocks || m_kvPool->kvDim() != c.kvDim() || m_kvPool->layers() != c.layers) {
-            m_kvPool = std::make_unique<KvCache>(c, blocks, bs);
+            m_kvPool = std::make_unique<KvCache>(c, blocks, bs, kvStorage());
             if (m_blocks) { // the session's counters stay monotonic across a new pool
                 m_queriesCarried += m_blocks->queries();
                 m_hitsCarried += m_blocks->hits();

@@ -7,6 +7,7 @@
 // into the session except cancel().
 #pragma once
 
+#include "engine/devices.h"
 #include "engine/generator.h"
 #include "engine/model_config.h"
 #include "engine/profile.h"
@@ -63,6 +64,9 @@ using EventSink = std::function<void(const RequestEvent&)>;
 
 struct SessionOptions {
     int threads = 1;
+    // Where the forward pass runs; resolve it first (engine::resolveDevice) so a missing GPU
+    // becomes a CPU session with a note rather than an error here.
+    Device device;
 };
 
 // A consistent snapshot of the session's counters.

@@ -1,7 +1,7 @@
 // Private to session*.cpp: the engine-thread implementation of Session.
 #pragma once
 
-#include "engine/forward.h"
+#include "engine/forward_backend.h"
 #include "engine/kv_block_manager.h"
 #include "engine/llama_model.h"
 #include "engine/rope_table.h"
@@ -24,7 +24,7 @@ struct ModelVersion {
     uint64_t number = 0;
     std::shared_ptr<LlamaModel> model;
     std::unique_ptr<RopeTable> rope; // fast profile only
-    std::unique_ptr<Forward> forward;
+    std::unique_ptr<ForwardBackend> forward; // CPU or CUDA, by SessionOptions::device
     std::vector<float> logits;       // (maxBatch, vocab)
 };
 
@@ -76,6 +76,10 @@ private:
     void failWaiting(std::unique_lock<std::mutex>& lock, const std::string& why);
     void publishStats();
     uint64_t blockBytes() const;
+    // Host memory for the CPU backend; device mirrors (allocated by the backend) for CUDA.
+    KvStorage kvStorage() const {
+        return m_options.device.kind == Device::Kind::Cpu ? KvStorage::Host : KvStorage::Device;
+    }
     int64_t poolTokens(const LlamaConfig& c) const; // KV pool size in positions
 
     static int64_t nowNs();

@@ -68,8 +68,9 @@ Live startCandidate(const Candidate& c) {
         }
         return Live{std::move(remote), 0};
     }
-    auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads});
-    const std::string desc = "embedded " + c.profile.name + " on cpu, " + std::to_string(c.threads) + " threads";
+    auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads, .device = c.device});
+    const std::string desc = "embedded " + c.profile.name + " on " + c.device.id() + ", " +
+                             std::to_string(c.threads) + " threads";
     Live live{std::make_unique<EmbeddedTarget>(std::move(session), desc), 0};
     live.target->waitIdle();
     live.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -322,6 +323,7 @@ nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes) {
     j["profile"] = nlohmann::ordered_json::parse(r.candidate.profile.toJson());
     j["target"] = r.description;
     j["threads"] = r.candidate.threads;
+    j["device"] = r.candidate.isRemote() ? "remote" : r.candidate.device.id();
     j["startup_ms"] = r.startupMs;
     j["warmup_ms"] = r.run.warmupMs;
     j["model_load_ms"] = r.stats.loadMs;

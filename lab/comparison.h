@@ -24,6 +24,7 @@ struct Candidate {
     std::string modelPath; // embedded: the GGUF file; remote: ignored
     engine::Profile profile;
     int threads = 1;
+    engine::Device device; // embedded: resolved (engine::resolveDevice)
     std::string remote;    // non-empty: a remote target (lab/remote_target.h)
     std::string apiKeyEnv; // remote: the environment variable holding its API key
     bool isRemote() const { return !remote.empty(); }

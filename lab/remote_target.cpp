@@ -3,7 +3,9 @@
 
 #include "lab/sse_parser.h"
 
+#ifdef MODEBENCH_HAVE_HTTP
 #include <httplib.h>
+#endif
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -16,6 +18,7 @@ namespace {
 
 using Json = nlohmann::json;
 
+#ifdef MODEBENCH_HAVE_HTTP // the helpers of run(), which a build without HTTP does not have
 int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -45,6 +48,7 @@ void setTimeout(httplib::Client& c, double seconds, bool read) {
     if (read) c.set_read_timeout(sec, usec);
     else c.set_connection_timeout(sec, usec);
 }
+#endif
 
 } // namespace
 
@@ -101,11 +105,16 @@ struct RemoteTarget::Call {
     engine::EventSink sink;
     std::atomic<bool> cancelled{false};
     std::mutex mutex;
+#ifdef MODEBENCH_HAVE_HTTP
     httplib::Client* client = nullptr; // while the request runs, for cancel()
+#endif
 };
 
 RemoteTarget::RemoteTarget(RemoteSpec spec, std::string description)
     : m_spec(std::move(spec)), m_description(std::move(description)) {
+#ifndef MODEBENCH_HAVE_HTTP
+    throw std::invalid_argument("remote target " + m_spec.url() + ": this build has no HTTP client (MODEBENCH_HTTP=OFF)");
+#endif
     if (!m_spec.apiKeyEnv.empty()) {
         const char* key = std::getenv(m_spec.apiKeyEnv.c_str());
         if (!key || !*key)
@@ -149,7 +158,9 @@ bool RemoteTarget::cancel(uint64_t id) {
     }
     call->cancelled = true;
     std::lock_guard g(call->mutex);
+#ifdef MODEBENCH_HAVE_HTTP
     if (call->client) call->client->stop(); // unblocks a read that is waiting for the server
+#endif
     return true;
 }
 
@@ -181,6 +192,9 @@ void RemoteTarget::reapFinished() {
 }
 
 void RemoteTarget::run(std::shared_ptr<Call> call) {
+#ifndef MODEBENCH_HAVE_HTTP
+    (void)call; // unreachable: the constructor refused
+#else
     pthread_setname_np(pthread_self(), "mb-remote");
     engine::RequestEvent fin;
     fin.id = call->id;
@@ -331,6 +345,7 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
     m_calls.erase(call->id);
     m_done.push_back(call->id);
     m_idle.notify_all();
+#endif
 }
 
 } // namespace mb::lab

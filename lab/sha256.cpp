@@ -1,7 +1,9 @@
 // SHA-256 of a file through OpenSSL's EVP interface.
 #include "lab/sha256.h"
 
+#ifdef MODEBENCH_HAVE_OPENSSL
 #include <openssl/evp.h>
+#endif
 
 #include <cstdio>
 #include <fstream>
@@ -11,6 +13,11 @@
 
 namespace mb::lab {
 
+#ifndef MODEBENCH_HAVE_OPENSSL
+std::string sha256File(const std::string& path) {
+    throw std::runtime_error("cannot hash " + path + ": this build has no OpenSSL");
+}
+#else
 std::string sha256File(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error("cannot read " + path);
@@ -35,5 +42,7 @@ std::string sha256File(const std::string& path) {
     }
     return hex;
 }
+
+#endif
 
 } // namespace mb::lab

@@ -319,3 +319,28 @@ TEST(Cli, ComparePrecisionOfF16AgainstF32) {
                              (dir / "p.txt").string()}),
                      "vocabulary");
 }
+
+// --device: a bad name is a usage error; cuda without a GPU (CI) says so once and runs on the CPU.
+TEST(Cli, DeviceOptionFallsBackToCpuOnceOrRefuses) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto bad = runCli({"generate", "--model", model.string(), "--prompt", "Once", "--device", "tpu:0"});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("--device"), std::string::npos) << bad.err;
+
+    const auto devices = runCli({"devices", "--json"});
+    ASSERT_EQ(devices.exitCode, 0) << devices.err;
+    const auto list = parse(devices);
+    const bool haveGpu = list["devices"].size() > 1;
+    const auto r = runCli({"bench", "--model", model.string(), "--prompt-tokens", "8", "--gen-tokens", "4",
+                           "--repetitions", "1", "--threads", "1", "--device", "cuda:0", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = parse(r);
+    if (haveGpu) {
+        EXPECT_EQ(j["device"], "cuda:0");
+    } else {
+        EXPECT_EQ(j["device"], "cpu");
+        const size_t first = r.err.find("using the CPU");
+        ASSERT_NE(first, std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("using the CPU", first + 1), std::string::npos) << "said more than once: " << r.err;
+    }
+}

@@ -1,0 +1,78 @@
+// The interface every forward-pass backend implements (CPU: Forward; CUDA: CudaForward), and its factory.
+#pragma once
+
+#include "engine/devices.h"
+#include "engine/kv_cache.h"
+#include "engine/llama_model.h"
+#include "engine/rope_table.h"
+#include "kernels/cpu/thread_pool.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mb::engine {
+
+// A batch: token t of sequence seqIds[t] at position positions[t]. Positions of one
+// sequence must be increasing and contiguous within the batch, and every earlier position
+// of that sequence must already be in its cache. Sequence s keeps its K/V in caches[s]
+// (one shared pool, or one cache per request) through blockTables[s], which maps its
+// logical blocks to that cache's blocks and must cover its last position in the batch.
+// Logits are produced for the tokens whose wantLogits entry is non-zero, in batch order.
+struct ForwardBatch {
+    std::span<const int32_t> tokens;
+    std::span<const int64_t> positions;
+    std::span<const int32_t> seqIds;
+    std::span<KvCache* const> caches;
+    std::span<const std::span<const int32_t>> blockTables;
+    std::span<const uint8_t> wantLogits;
+};
+
+// How the pass computes; every setting gives the same results (bit for bit on the CPU).
+struct ForwardOptions {
+    int64_t maxChunk = 256;          // tokens per pass; longer batches run in chunks
+    bool fused = false;              // CPU: QKV and gate/up in one pool pass; CUDA: fused residual+norm, RoPE+KV write
+    const RopeTable* rope = nullptr; // precomputed angles (must cover every position), else per token
+    bool graphs = false;             // CUDA: capture the batch-1 decode step once as a graph and replay it
+};
+
+// One caller's compute state for one model. One thread at a time.
+class ForwardBackend {
+public:
+    virtual ~ForwardBackend() = default;
+
+    // Runs the batch (split into chunks of at most maxChunk tokens) and writes
+    // (count of wanted tokens, vocabSize) logits to host memory at `logits`. Throws
+    // ModelError for a token id outside the vocabulary, a position beyond the block table,
+    // or a cache whose storage this backend cannot use.
+    virtual void run(const ForwardBatch& batch, float* logits) = 0;
+
+    // Convenience for one sequence: tokens at positions [pos0, pos0 + n) with the given
+    // block table; logits (vocabSize) of the last token only. Allocates nothing once warm.
+    void runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
+                     std::span<const int32_t> blockTable, float* logits);
+
+    virtual const LlamaModel& model() const = 0;
+    // The storage caches given to run() must have (KvCache's constructor argument).
+    virtual KvStorage kvStorage() const = 0;
+    virtual Device device() const = 0;
+
+protected:
+    // Checks what every backend requires of a batch (ids, sequence ids, positions, tables).
+    void validate(const ForwardBatch& batch, const RopeTable* rope) const;
+
+private:
+    std::vector<int64_t> m_seqPositions; // runSequence's batch description
+    std::vector<int32_t> m_seqIds;
+    std::vector<uint8_t> m_seqWant;
+};
+
+// The backend for `device`: Forward on the CPU (using `pool`), CudaForward on cuda:N (weights
+// uploaded to the device now). Throws std::invalid_argument when the build has no CUDA backend
+// or the device does not exist; the device must come from resolveDevice().
+std::unique_ptr<ForwardBackend> makeForwardBackend(const LlamaModel& model, kernels::ThreadPool& pool,
+                                                   const ForwardOptions& options, const Device& device);
+
+} // namespace mb::engine

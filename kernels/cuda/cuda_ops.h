@@ -1,0 +1,115 @@
+// Host launchers of the CUDA kernels, callable from code compiled without CUDA headers.
+//
+// Every pointer is a device pointer unless said otherwise; every launcher enqueues on
+// `stream` and returns at once (errors of the launch itself throw CudaError). Shapes are
+// (rows, cols) row-major; positions are token indices from 0.
+#pragma once
+
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/tensor_type.h"
+
+#include <cstdint>
+
+namespace mb::kernels::cuda {
+
+// A weight matrix in device memory in a GGUF layout: F32, F16, Q8_0 or Q4_0 rows of
+// rowBytes(type, cols) bytes (kernels/cpu/quant.h's blocks, byte for byte).
+struct DeviceMatrix {
+    TensorType type = TensorType::F16;
+    int64_t rows = 0;
+    int64_t cols = 0;
+    const void* data = nullptr;
+};
+
+// True when the kernels below can use `type` as weights (F32, F16, Q8_0, Q4_0).
+bool deviceWeightType(TensorType type);
+
+// x(n, emb.cols) F32 = rows ids[0..n) of the embedding, dequantised. ids: n int32.
+void embedRows(const DeviceMatrix& emb, const int32_t* ids, int64_t n, float* x, Stream stream);
+
+// For each of n rows of `dim`: when `residual` is not null, x += residual (written back,
+// the fused residual add); then out = x / sqrt(mean(x^2) + eps) * weight. out may not alias x.
+void addRmsNorm(float* x, const float* residual, const float* weight, float* out, int64_t n, int64_t dim, float eps,
+                Stream stream);
+
+// x[i] += y[i], i < count (the unfused residual add).
+void addInPlace(float* x, const float* y, int64_t count, Stream stream);
+
+// gate[i] = silu(gate[i]) * up[i], i < count (SwiGLU).
+void siluMul(float* gate, const float* up, int64_t count, Stream stream);
+
+// The paged KV cache of one batch, as device arrays the caller fills before the launch
+// (so a captured graph reads the current step's values). Sequence s keeps K in keys[s],
+// laid out (layers, cacheBlocks[s], blockSize, kvDim) F32 like engine::KvCache, and maps
+// its logical block i to that cache's block tables[tableStart[s] + i]. Token t belongs to
+// sequence seqOfToken[t] and sits at position posOfToken[t].
+struct PagedKv {
+    float* const* keys = nullptr;       // (seqs)
+    float* const* values = nullptr;     // (seqs)
+    const int32_t* cacheBlocks = nullptr; // (seqs)
+    const int32_t* tables = nullptr;    // flat block tables
+    const int32_t* tableStart = nullptr; // (seqs)
+    const int32_t* seqOfToken = nullptr; // (n)
+    const int32_t* posOfToken = nullptr; // (n)
+    int32_t blockSize = 16;
+    int32_t kvDim = 0;
+    int32_t layer = 0;
+};
+
+// RoPE on q(n, heads*headDim) and k(n, kvHeads*headDim) in place, rotating adjacent pairs
+// (2i, 2i+1) for i < ropeDim/2 by pos * base^(-2i/ropeDim). Angles come from the table
+// (cosTable/sinTable: (tablePositions, ropeDim/2), the fast profile's precomputation) when
+// it is not null, else are computed in double precision like kernels::ropeAngles. When
+// `writeKv`, also stores the rotated k and v(n, kvDim) into the paged cache (fused).
+struct RopeArgs {
+    float* q = nullptr;
+    float* k = nullptr;
+    const float* v = nullptr;
+    int64_t n = 0;
+    int32_t heads = 0, kvHeads = 0, headDim = 0, ropeDim = 0;
+    float base = 10000.0f;
+    const float* cosTable = nullptr;
+    const float* sinTable = nullptr;
+};
+void ropeAndStore(const RopeArgs& args, const PagedKv& kv, bool writeKv, Stream stream);
+
+// Copies k and v(n, kvDim) into the paged cache (the unfused KV write).
+void storeKv(const float* k, const float* v, int64_t n, const PagedKv& kv, Stream stream);
+
+// Causal grouped-query attention of n query tokens over the paged cache: token t's head h
+// attends to positions [0, posOfToken[t]] of its sequence through KV head h / (heads /
+// kvHeads). The positions are split into `splits` ranges computed on the device from the
+// position (flash-decoding), each range reduced with an online softmax, then merged.
+// q: (n, heads*headDim); out: (n, heads*headDim); partial: scratch of
+// attentionScratchFloats(n, heads, headDim, splits) floats. headDim <= 256.
+int64_t attentionScratchFloats(int64_t n, int32_t heads, int32_t headDim, int32_t splits);
+void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads, int32_t headDim,
+               float scale, int32_t splits, float* partial, float* out, Stream stream);
+
+// The same attention for a prefill chunk of ONE sequence: all n tokens belong to sequence
+// seqOfToken[0] and sit at consecutive positions posOfToken[0] + i. Queries are taken in
+// tiles that share each K/V tile through shared memory (K/V read once per tile and KV head).
+// Supported when heads / kvHeads <= 32 and headDim <= 128; otherwise use attention().
+bool prefillAttentionSupported(int32_t heads, int32_t kvHeads, int32_t headDim);
+void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads,
+                      int32_t headDim, float scale, float* out, Stream stream);
+
+// Decode product: y(n, w.rows) = x(n, w.cols) · W^T for n <= kMatvecMaxTokens, reading each
+// weight block once for all n tokens and dequantising in registers (one warp per row).
+constexpr int64_t kMatvecMaxTokens = 8;
+void matvec(const DeviceMatrix& w, const float* x, int64_t n, float* y, Stream stream);
+
+// W (rows, cols) of any device weight type -> dst (rows, cols) __half (for cuBLAS).
+void dequantizeToF16(const DeviceMatrix& w, void* dst, Stream stream);
+// x (count) F32 -> dst (count) __half.
+void convertToF16(const float* x, void* dst, int64_t count, Stream stream);
+
+// out[r] = argmax of logits row r (n rows of vocab), the first index on ties.
+void argmaxRows(const float* logits, int64_t n, int64_t vocab, int32_t* out, Stream stream);
+// out[r] = a token drawn from softmax(logits row r / temperature) with the uniform number
+// uniforms[r] in [0, 1): the first index whose cumulative probability exceeds u.
+// temperature > 0.
+void sampleRows(const float* logits, int64_t n, int64_t vocab, float temperature, const float* uniforms,
+                int32_t* out, Stream stream);
+
+} // namespace mb::kernels::cuda

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Run HERE before the device call: copies what tests/gpu/device_checks.sh needs and the GPU machine lacks
+# into .carry/ (git-ignored, carried by the device tool): the header-only nlohmann/json and CLI11 and
+# GoogleTest's sources from this machine's Debian packages, and the test data the gpu tests read.
+#   tests/gpu/prepare_carry.sh [OUT_DIR]    (default: .carry in the repository root)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${1:-$root/.carry}
+data=${MODEBENCH_TEST_DATA_DIR:-$root/../shared/data}
+
+need() { [ -e "$1" ] || { echo "prepare_carry: $1 is missing (install $2)" >&2; exit 1; }; }
+need /usr/include/nlohmann/json.hpp nlohmann-json3-dev
+need /usr/include/CLI/CLI.hpp libcli11-dev
+need /usr/src/googletest/CMakeLists.txt googletest
+need "$data/models/stories260K.gguf" "../shared/data (the project's test data)"
+
+rm -rf "$out"
+mkdir -p "$out/include" "$out/data/models" "$out/data/golden"
+cp -a /usr/include/nlohmann /usr/include/CLI "$out/include/"
+# GoogleTest's own tree (googletest/ and googlemock/ with their CMake files); built from source there.
+cp -a /usr/src/googletest "$out/googletest"
+cp -p "$data"/models/stories260K.gguf "$data"/models/stories260K-f16.gguf "$out/data/models/"
+cp -p "$data"/golden/stories260K.json "$data"/golden/stories260K_logits_once_upon_a_time_pos4.f32 "$out/data/golden/"
+
+size=$(du -sm "$out" | cut -f1)
+echo "prepare_carry: $out holds ${size} MiB (the device tool carries at most 64 MiB in all)"
+if [ "$size" -gt 48 ]; then
+  echo "prepare_carry: too big to carry beside the working tree" >&2
+  exit 1
+fi
