@@ -2,6 +2,7 @@
 #include "gui/engine_worker.h"
 
 #include "db/sqlite_run_sink.h"
+#include "engine/devices.h"
 #include "engine/gguf.h"
 #include "engine/quantize_model.h"
 #include "engine/synthetic_model.h"
@@ -25,13 +26,17 @@ namespace {
 
 lab::Candidate toCandidate(const CandidateSpec& spec) {
     if (spec.modelPath.isEmpty()) throw std::runtime_error("candidate " + spec.label.toStdString() + ": no model chosen");
-    if (spec.device != QLatin1String("cpu"))
-        throw std::runtime_error("candidate " + spec.label.toStdString() + ": device " + spec.device.toStdString() +
-                                 " has no backend in this build; choose cpu");
     if (const std::string why = spec.sampling.validate(); !why.empty())
         throw std::runtime_error("candidate " + spec.label.toStdString() + ": " + why);
     lab::Candidate c;
     c.label = spec.label.toStdString();
+    // The device list offers only devices that exist; a stale setting (a GPU since removed)
+    // falls back to the CPU, and a device index that does not exist is refused.
+    try {
+        c.device = engine::resolveDevice(spec.device.toStdString()).device;
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("candidate " + c.label + ": " + e.what());
+    }
     c.modelPath = spec.modelPath.toStdString(); // remote: still the tokenizer of the prompts
     if (lab::RemoteSpec::isRemote(spec.profile.toStdString())) {
         lab::RemoteSpec::parse(spec.profile.toStdString()); // a malformed URL fails here, clearly

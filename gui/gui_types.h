@@ -22,7 +22,7 @@ struct CandidateSpec {
     QString modelPath;
     QString profile = QStringLiteral("fast"); // "fast", "regular", a JSON profile file or text, or remote:URL
     QString apiKeyEnv;                        // remote: the environment variable holding the key
-    QString device = QStringLiteral("cpu");   // "cpu" (the CPU engine is the only backend today)
+    QString device = QStringLiteral("cpu");   // "cpu" or "cuda:N" (engine::parseDevice)
     int threads = 1;
     engine::SamplerParams sampling{.temperature = 0.0f}; // greedy by default
 };
