@@ -7,15 +7,15 @@ BenchmarkController::BenchmarkController(EngineBackend* engine, QObject* parent)
     connect(engine, &EngineBackend::jobProgress, this,
             [this](qint64 id, const QString& label, qint64 done, qint64 total, double) {
                 if (id != m_jobId || !m_running) return;
-                if (label.endsWith(QLatin1String(kPrecisionProgressSuffix))) {
-                    emit precisionProgress(label.chopped(static_cast<int>(qstrlen(kPrecisionProgressSuffix))), done, total);
-                    return;
-                }
                 m_progress[label.toStdString()] = {done, total};
                 const qint64 d = this->done(), t = this->total();
                 const double elapsed = static_cast<double>(m_clock.elapsed()) / 1000.0;
                 m_etaS = d > 0 ? elapsed / static_cast<double>(d) * static_cast<double>(t - d) : 0;
                 emit progressChanged(d, t, m_etaS);
+            });
+    connect(engine, &EngineBackend::precisionProgress, this,
+            [this](qint64 id, const QString& label, qint64 done, qint64 total) {
+                if (id == m_jobId && m_running) emit precisionProgress(label, done, total);
             });
     connect(engine, &EngineBackend::dataReceived, this, [this](qint64 id, const LiveBatch& batch) {
         if (id != m_jobId) return;

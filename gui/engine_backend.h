@@ -60,6 +60,8 @@ signals:
     void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
     void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
     void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
+    // A benchmark's precision A/B after its timed run: candidate label, prompts done and in all.
+    void precisionProgress(qint64 jobId, const QString& label, qint64 done, qint64 total);
 
 private:
     qint64 m_lastJobId = 0;

@@ -266,9 +266,8 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
         };
         opts.precision.prompts = job.precisionPrompts;
         opts.precision.genTokens = job.precisionGenTokens;
-        // Reported as "<label> precision" so that it is not counted as requests.
         opts.precision.onProgress = [this, id](const std::string& label, int64_t done, int64_t total) {
-            emit jobProgress(id, QString::fromStdString(label + kPrecisionProgressSuffix), done, total, 0);
+            emit precisionProgress(id, QString::fromStdString(label), done, total);
         };
         opts.onSample = [&coalescer](const std::string& label, const lab::StatsSample& s) { coalescer.addSample(label, s); };
         QString saveError;

@@ -43,6 +43,7 @@ signals:
     void promptsScanned(qint64 jobId, const std::vector<int64_t>& lengths);
     void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
     void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
+    void precisionProgress(qint64 jobId, const QString& label, qint64 done, qint64 total);
 };
 
 // Reads a model file's header: shapes, parameters, tensors and bytes per type. Throws

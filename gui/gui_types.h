@@ -38,9 +38,6 @@ struct PlaygroundJob {
 };
 
 // Benchmark: one workload, two candidates.
-// jobProgress labels ending in this count precision A/B prompts, not requests.
-inline constexpr const char* kPrecisionProgressSuffix = " precision";
-
 struct BenchmarkJob {
     qint64 jobId = 0;
     lab::WorkloadSpec workload;

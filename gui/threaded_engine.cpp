@@ -22,6 +22,7 @@ ThreadedEngine::ThreadedEngine(QObject* parent) : EngineBackend(parent) {
     connect(m_worker, &EngineWorker::promptsScanned, this, &EngineBackend::promptsScanned);
     connect(m_worker, &EngineWorker::warmupFinished, this, &EngineBackend::warmupFinished);
     connect(m_worker, &EngineWorker::precisionCompared, this, &EngineBackend::precisionCompared);
+    connect(m_worker, &EngineWorker::precisionProgress, this, &EngineBackend::precisionProgress);
     m_thread.start();
 }
 
