@@ -32,7 +32,8 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
     m_hb2 = sized(c.ffnDim);
     m_cos = sized(c.ropeDim / 2);
     m_sin = sized(c.ropeDim / 2);
-    m_scores.resize(static_cast<size_t>(pool.threads() * c.contextLength));
+    m_scores.resize(static_cast<size_t>(pool.threads() * kAttentionRun * c.contextLength));
+    m_runs.reserve(static_cast<size_t>(maxChunk));
 }
 
 void Forward::run(const ForwardBatch& batch, float* logits) {
@@ -67,6 +68,21 @@ void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, floa
         } else {
             kernels::ropeAngles(pos, c.ropeDim, c.ropeBase, m_cos.data() + t * half, m_sin.data() + t * half);
         }
+    }
+    // Attention runs: consecutive positions of one sequence (a prefill chunk) attend together.
+    m_runs.clear();
+    for (int64_t t = 0; t < n; ++t) {
+        const size_t bi = begin + static_cast<size_t>(t);
+        if (!m_runs.empty()) {
+            AttentionRun& last = m_runs.back();
+            const size_t prev = begin + static_cast<size_t>(last.first + last.count - 1);
+            if (last.count < kAttentionRun && batch.seqIds[prev] == batch.seqIds[bi] &&
+                batch.positions[prev] + 1 == batch.positions[bi]) {
+                ++last.count;
+                continue;
+            }
+        }
+        m_runs.push_back({t, 1});
     }
     for (int64_t l = 0; l < c.layers; ++l) layer(l, batch, begin, n);
 
@@ -134,25 +150,32 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         }
     }
 
-    // Causal grouped-query attention: one unit per (token, query head).
+    // Causal grouped-query attention: one unit per (run of positions, query head). Runs are
+    // taken alternately from both ends of the list, so that the contiguous ranges of units
+    // the pool hands out mix a prompt's cheap early runs with its costly late ones.
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const int64_t group = c.heads / c.kvHeads;
+    const auto runs = static_cast<int64_t>(m_runs.size());
+    const auto contextLength = static_cast<int64_t>(c.contextLength);
     auto attend = [&](int64_t u0, int64_t u1, int worker) {
-        float* scores = m_scores.data() + static_cast<size_t>(worker) * static_cast<size_t>(c.contextLength);
+        float* scores = m_scores.data() + static_cast<size_t>(worker * kAttentionRun * contextLength);
         for (int64_t u = u0; u < u1; ++u) {
-            const int64_t t = u / c.heads, h = u % c.heads;
+            const int64_t i = u / c.heads, h = u % c.heads;
+            const AttentionRun& run = m_runs[static_cast<size_t>(i % 2 == 0 ? i / 2 : runs - 1 - i / 2)];
+            const int64_t t = run.first;
             const size_t bi = begin + static_cast<size_t>(t);
             const size_t start = m_seqPtrStart[static_cast<size_t>(batch.seqIds[bi])];
             const KvCache& cache = *batch.caches[static_cast<size_t>(batch.seqIds[bi])];
-            kernels::attendPaged(m_q.data() + t * qDim + h * hd, m_kPtrs.data() + start, m_vPtrs.data() + start,
-                                 cache.blockSize(), batch.positions[bi] + 1, kvDim, (h / group) * hd, hd, scale,
-                                 scores, m_att.data() + t * qDim + h * hd);
+            kernels::attendPagedRun(m_q.data() + t * qDim + h * hd, qDim, run.count, m_kPtrs.data() + start,
+                                    m_vPtrs.data() + start, cache.blockSize(), batch.positions[bi] + 1, kvDim,
+                                    (h / group) * hd, hd, scale, scores, contextLength,
+                                    m_att.data() + t * qDim + h * hd, qDim);
         }
     };
-    // Units cost about (position * headDim) multiply-adds each; keep each thread's share
-    // large enough to be worth a wake-up.
-    const int64_t unitCost = std::max<int64_t>(1, (batch.positions[begin] + 1) * hd);
-    m_pool.parallelFor(n * c.heads, attend, std::max<int64_t>(1, 16384 / unitCost));
+    // A unit costs about (position * headDim * run length) multiply-adds; keep each thread's
+    // share large enough to be worth a wake-up.
+    const int64_t unitCost = std::max<int64_t>(1, (batch.positions[begin] + 1) * hd * (n / runs));
+    m_pool.parallelFor(runs * c.heads, attend, std::max<int64_t>(1, 16384 / unitCost));
     matmul(w.wo, m_att.data(), n, m_xb.data(), m_pool, m_mm);
     kernels::addInPlace(m_x.data(), m_xb.data(), n * dim);
 

@@ -26,6 +26,14 @@ public:
     kernels::ThreadPool& pool() { return m_pool; }
 
 private:
+    // Positions attending together (attendPagedRun): at most kAttentionRun, and the score
+    // scratch holds that many rows per thread.
+    static constexpr int64_t kAttentionRun = 8;
+    struct AttentionRun {
+        int64_t first; // index of the run's first token in the chunk
+        int64_t count;
+    };
+
     void runChunk(const ForwardBatch& batch, size_t begin, size_t end, float* logits);
     void layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n);
 
@@ -36,7 +44,8 @@ private:
     // Activations, (maxChunk, width) row-major.
     std::vector<float> m_x, m_xb, m_q, m_k, m_v, m_att, m_hb, m_hb2;
     std::vector<float> m_cos, m_sin;       // (maxChunk, ropeDim/2)
-    std::vector<float> m_scores;           // (threads, contextLength)
+    std::vector<float> m_scores;           // (threads, kAttentionRun, contextLength)
+    std::vector<AttentionRun> m_runs;      // the current chunk's runs, in token order
     std::vector<const float*> m_kPtrs, m_vPtrs; // block pointers of one layer, all sequences
     std::vector<size_t> m_seqPtrStart;          // where each sequence's pointers start
 };

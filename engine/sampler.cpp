@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace mb::engine {
@@ -18,10 +19,21 @@ std::string SamplerParams::validate() const {
 }
 
 int32_t argmax(std::span<const float> logits) {
-    int32_t best = 0;
-    for (size_t i = 1; i < logits.size(); ++i)
-        if (logits[i] > logits[static_cast<size_t>(best)]) best = static_cast<int32_t>(i);
-    return best;
+    // Two passes the compiler vectorises (a running index per element does not): the largest
+    // value over 16 lanes, then the first index holding it. NaNs are never the largest.
+    const size_t n = logits.size();
+    constexpr size_t kLanes = 16;
+    float lanes[kLanes];
+    std::fill(lanes, lanes + kLanes, -std::numeric_limits<float>::infinity());
+    size_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (size_t j = 0; j < kLanes; ++j) lanes[j] = lanes[j] < logits[i + j] ? logits[i + j] : lanes[j];
+    float best = -std::numeric_limits<float>::infinity();
+    for (float v : lanes) best = best < v ? v : best;
+    for (; i < n; ++i) best = best < logits[i] ? logits[i] : best;
+    for (size_t k = 0; k < n; ++k)
+        if (logits[k] == best) return static_cast<int32_t>(k);
+    return 0; // empty, or nothing but NaN
 }
 
 Sampler::Sampler(SamplerParams params) : m_params(params), m_state(params.seed) {}

@@ -4,6 +4,9 @@
 // multiply-add covers 16 elements and 32 registers hold a 4 x 6 prefill tile (24 accumulators,
 // one per output) with its 6 activation vectors. F16 weights convert 16 at a time (vcvtph2ps
 // zmm). The k % 16 tail is one masked step, so any k runs vector code to the end.
+// F32 keeps one accumulator per output and reduces four outputs' lanes at once (reduce4): at
+// the model widths that matter (288 to 4096) the per-output reductions cost as much as the
+// products, and a decode tile of 8 rows already has 8 independent chains.
 //
 // Quantised (Q8_0, Q4_0 weights; Q8_0 activations): vpdpbusd multiplies unsigned by signed
 // bytes and sums each 4 into an int32 lane in one instruction (AVX2 needs sign, maddubs,
@@ -102,6 +105,58 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
         for (int t = 0; t < T; ++t) y[t * ldy + r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r][t], acc1[r][t]));
 }
 
+// The lane sums of four vectors as [sum a, sum b, sum c, sum d], in one fixed tree for every
+// lane: i + (i+8), then + (i+4), then + (i+2), then + (i+1). Two shuffles and an add per level
+// serve all four, instead of a reduction each; a lone output passes zeros for b, c and d and
+// gets the same bits as in any tile.
+inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
+    // [a0..7 + a8..15 | b0..7 + b8..15], likewise c and d (128-bit blocks 0,1 | 2,3).
+    const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xee));
+    const __m512 cd = _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xee));
+    // Block j holds the 4 partial sums of vector j.
+    __m512 s = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xdd));
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, 0x4e)); // (i, i+2)
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, 0xb1)); // (i, i+1): lane 4j is sum j
+    return _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12), s));
+}
+
+// One R x T F32 tile over k elements: one accumulator per output (R * T + T + 1 <= 32
+// registers), each output's products summed in k order, then reduce4 per 4 rows of a token,
+// stored 4 outputs at a time. Every output gets the same bits in any tile.
+template <int R, int T>
+void tileF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
+    static_assert(R * T + T + 1 <= 32, "the tile must fit the 32 ZMM registers");
+    const char* next = reinterpret_cast<const char*>(w + R * ldw);
+    __m512 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    auto step = [&](int64_t i, auto... mask) __attribute__((always_inline)) {
+        // Fetch the next tile's rows (contiguous in a matrix) as far ahead as this step reads:
+        // a matrix read from memory or L3 (decode, or the first tile of tokens of a panel
+        // block) streams without waiting on each line; from L2 the hint costs little.
+        for (int r = 0; r < R; ++r) _mm_prefetch(next + (r * ldw + i) * 4, _MM_HINT_T0);
+        __m512 xv[T];
+        for (int t = 0; t < T; ++t) xv[t] = load16(x + t * ldx + i, mask...);
+        for (int r = 0; r < R; ++r) {
+            const __m512 wv = load16(w + r * ldw + i, mask...);
+            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+        }
+    };
+    const int64_t steps = k / 16;
+    for (int64_t j = 0; j < steps; ++j) step(16 * j);
+    if (steps * 16 < k) step(steps * 16, static_cast<__mmask16>((1u << (k - steps * 16)) - 1));
+    const __m512 zero = _mm512_setzero_ps();
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; r += 4) {
+            const __m128 sums = reduce4(acc[r][t], r + 1 < R ? acc[r + 1][t] : zero, r + 2 < R ? acc[r + 2][t] : zero,
+                                        r + 3 < R ? acc[r + 3][t] : zero);
+            float* out = y + t * ldy + r;
+            if constexpr (R % 4 == 0) _mm_storeu_ps(out, sums);
+            else if (r + 4 <= R) _mm_storeu_ps(out, sums);
+            else _mm_mask_storeu_ps(out, static_cast<__mmask8>((1u << (R - r)) - 1), sums);
+        }
+}
+
 // Weight block -> 32 unsigned bytes q + bias (element order as in the block); kBias per format.
 template <class WB> constexpr char kBias = 0;
 template <> constexpr char kBias<BlockQ8_0> = static_cast<char>(0x80);
@@ -162,6 +217,12 @@ template <class W, int R, int T> struct FloatTile {
         tileFloat<W, R, T>(w, ldw, x, ldx, k, y, ldy);
     }
 };
+template <class W, int R, int T> struct F32Tile {
+    static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
+        // Rows the table never uses for T (see kF32Rows) would not fit the registers.
+        if constexpr (R * T + T + 1 <= 32) tileF32<R, T>(w, ldw, x, ldx, k, y, ldy);
+    }
+};
 template <class W, int R, int T> struct QuantTile {
     static void run(const W* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
         tileQuant<W, R, T>(w, ldw, x, ldx, nb, y, ldy);
@@ -169,17 +230,18 @@ template <class W, int R, int T> struct QuantTile {
 };
 
 // Rows per tile for T tokens per tile (index T - 1). Float: R * T accumulators + T
-// activations + 1 weight <= 32 ZMM registers; 4 x 6 measured about 2x AVX2's 1 x 6 for F16
-// prefill, where 3 x 6 and 2 x 6 (two accumulators per output) were no faster than AVX2. One
-// token reads 4 float rows (four FMA chains; with the prefetch as fast as one row from memory
-// and 1.6x from cache), 2 Q8_0 or 4 Q4_0 rows, each prefetching the next tile.
+// activations + 1 weight <= 32 ZMM registers; F16's 4 x 6 measured about 2x AVX2's 1 x 6 for
+// prefill, where 3 x 6 and 2 x 6 (two accumulators per output) were no faster than AVX2; one
+// F16 token reads 4 rows (8 chains). F32 takes the most rows that fit (8 chains for one token,
+// which with the prefetch streams rows at the memory's pace). Quantised: one token reads 2
+// Q8_0 or 4 Q4_0 rows, each prefetching the next tile.
 // Chosen with tests/perf/matmul_bench (docs/PERFORMANCE.md).
-constexpr int kF32Rows[kMaxT] = {4, 4, 4, 4, 4, 4};
+constexpr int kF32Rows[kMaxT] = {8, 8, 8, 6, 4, 4};
 constexpr int kF16Rows[kMaxT] = {1, 4, 4, 4, 4, 4};
 constexpr int kQ4Rows[kMaxT] = {4, 4, 3, 2, 2, 2};
 constexpr int kQ8Rows[kMaxT] = {2, 4, 3, 2, 2, 2};
 
-constexpr auto kF32Tiles = tileTable<float, float, FloatTile>();
+constexpr auto kF32Tiles = tileTable<float, float, F32Tile>();
 constexpr auto kF16Tiles = tileTable<uint16_t, float, FloatTile>();
 constexpr auto kQ8Tiles = tileTable<BlockQ8_0, BlockQ8_0, QuantTile>();
 constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
@@ -204,6 +266,35 @@ void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb, int64_t rows,
               int64_t tokens, float* y, int64_t ldy) {
     if (rows > 0 && tokens > 0) panel(kQ4Tiles, kQ4Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
+}
+
+namespace {
+// V vectors of y (the last masked to `tail` lanes when tail > 0) over all m rows.
+template <int V>
+void axpyRowsPass(const float* a, const float* x, int64_t ldx, int64_t m, float* y, __mmask16 last) {
+    __m512 acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, y + 16 * v);
+    for (int64_t j = 0; j < m; ++j) {
+        const __m512 aj = _mm512_set1_ps(a[j]);
+        const float* xj = x + j * ldx;
+        for (int v = 0; v < V; ++v)
+            acc[v] = _mm512_fmadd_ps(aj, _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, xj + 16 * v), acc[v]);
+    }
+    for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + 16 * v, v + 1 < V ? 0xffff : last, acc[v]);
+}
+constexpr void (*kAxpyPasses[8])(const float*, const float*, int64_t, int64_t, float*, __mmask16) = {
+    axpyRowsPass<1>, axpyRowsPass<2>, axpyRowsPass<3>, axpyRowsPass<4>,
+    axpyRowsPass<5>, axpyRowsPass<6>, axpyRowsPass<7>, axpyRowsPass<8>};
+} // namespace
+
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; i += 128) {
+        const int64_t len = std::min<int64_t>(128, n - i);
+        const int64_t vectors = (len + 15) / 16;
+        const int64_t tail = len - 16 * (vectors - 1); // 1..16 lanes in the last vector
+        const auto last = static_cast<__mmask16>(tail == 16 ? 0xffff : (1u << tail) - 1);
+        kAxpyPasses[vectors - 1](a, x + i, ldx, m, y + i, last);
+    }
 }
 
 } // namespace mb::kernels::avx512

@@ -41,20 +41,33 @@ constexpr TileTable<W, X> tileTable() {
             rowTable<W, X, Tile, 4>(rs), rowTable<W, X, Tile, 5>(rs), rowTable<W, X, Tile, 6>(rs)};
 }
 
-// The panel: for each tile of tokens (whose activations then stay in L1), every tile of
-// rows. The weights stream from L2 instead (callers keep a panel's rows small enough), which
-// costs less: a weight vector is 16 bytes in F16 and 18-34 bytes per 32 elements quantised,
-// an activation vector 32 bytes per 8 elements. rowsPerTile[T - 1]: rows per tile of T tokens.
+// The panel: rows in blocks of about kBlockBytes of weights (kept in L2), and for each block,
+// each tile of tokens (whose activations then stay in L1) against every tile of the block's
+// rows. So a matrix bigger than L2 (the output matrix) is read from memory once per call, not
+// once per tile of tokens; the activations, re-read per block, are the smaller stream: a weight
+// vector is 16 bytes in F16 and 18-34 bytes per 32 elements quantised, an activation vector 32
+// bytes per 8 elements. rowsPerTile[T - 1]: rows per tile of T tokens. Which tile computes an
+// output never changes its bits (the tile functions' contract), so blocking is free to choose.
+constexpr int64_t kBlockBytes = 256 * 1024;
 template <class W, class X>
 void panel(const TileTable<W, X>& table, const int* rowsPerTile, const W* w, int64_t ldw, const X* x,
            int64_t ldx, int64_t k, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
-    for (int64_t t0 = 0; t0 < tokens; t0 += kMaxT) {
-        const int64_t T = std::min<int64_t>(kMaxT, tokens - t0);
-        const int64_t rowTile = rowsPerTile[T - 1];
-        for (int64_t r0 = 0; r0 < rows; r0 += rowTile) {
-            const int64_t R = std::min(rowTile, rows - r0);
-            table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
-                w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
+    const int64_t rowBytes = std::max<int64_t>(1, k * static_cast<int64_t>(sizeof(W)));
+    // A multiple of 24, which the common tile heights (8, 6, 4, 3, 2) divide.
+    const int64_t block = tokens <= kMaxT ? rows : std::max<int64_t>(24, kBlockBytes / rowBytes / 24 * 24);
+    for (int64_t b0 = 0; b0 < rows; b0 += block) {
+        const int64_t b1 = std::min(rows, b0 + block);
+        // Tokens in the fewest tiles, as even as can be (8 = 4 + 4, not 6 + 2: a 2-token tile
+        // loads 10 vectors per 16 products where a 4-token one loads 10 per 24).
+        for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
+            const int64_t left = tokens - t0;
+            T = (left + (left + kMaxT - 1) / kMaxT - 1) / ((left + kMaxT - 1) / kMaxT);
+            const int64_t rowTile = rowsPerTile[T - 1];
+            for (int64_t r0 = b0; r0 < b1; r0 += rowTile) {
+                const int64_t R = std::min(rowTile, b1 - r0);
+                table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
+                    w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
+            }
         }
     }
 }

@@ -17,12 +17,9 @@ void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
 
 void softmax(float* x, int64_t n) {
     if (n <= 0) return;
-    const float m = *std::max_element(x, x + n);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; ++i) {
-        x[i] = std::exp(x[i] - m);
-        sum += x[i];
-    }
+    float m = x[0];
+    for (int64_t i = 1; i < n; ++i) m = m < x[i] ? x[i] : m; // a max the compiler vectorises
+    const float sum = vecKernels().expShiftSum(x, n, m);
     const float inv = 1.0f / sum;
     for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
@@ -63,21 +60,37 @@ void ropeApply(float* x, int64_t heads, int64_t headDim, int64_t rotDim, const f
 void attendPaged(const float* q, const float* const* kBlocks, const float* const* vBlocks,
                  int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
                  int64_t headDim, float scale, float* scores, float* out) {
-    // q against each block's keys: a one-token gemm over `n` key rows `stride` apart
-    // (tiles of 8 keys); then the softmax-weighted sum of each block's V rows, with the
-    // output kept in registers across the rows of a block.
+    attendPagedRun(q, 0, 1, kBlocks, vBlocks, blockSize, len, stride, headOffset, headDim, scale, scores, 0, out, 0);
+}
+
+void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const float* const* kBlocks,
+                    const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
+                    int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out, int64_t outStride) {
+    // Each block's keys against all queries at once: a gemm over `n` key rows `stride` apart
+    // and the queries as its tokens, so a key loaded once serves up to 6 queries (a query that
+    // must not see a key gets a score it never uses). Then per query the softmax over its own
+    // keys and the weighted sum of V rows, block by block with every query's output in turn,
+    // so a block's V rows stay in L1 meanwhile. Each query's scores and output are the same
+    // bits as attendPaged on that query alone (gemm tiles equal single dots).
     const VecKernels& vk = vecKernels();
-    for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b) {
-        const int64_t n = std::min(blockSize, len - j0);
-        vk.gemmF32(kBlocks[b] + headOffset, stride, q, 0, headDim, n, 1, scores + j0, 1);
-        for (int64_t j = 0; j < n; ++j) scores[j0 + j] *= scale;
+    const int64_t lenAll = len + queries - 1; // keys the last query sees
+    for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b) {
+        const int64_t n = std::min(blockSize, lenAll - j0);
+        vk.gemmF32(kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0, scoreStride);
     }
-    softmax(scores, len);
-    std::fill(out, out + headDim, 0.0f);
-    for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b) {
-        const int64_t n = std::min(blockSize, len - j0);
-        vk.axpyRows(scores + j0, vBlocks[b] + headOffset, stride, n, out, headDim);
+    for (int64_t t = 0; t < queries; ++t) {
+        float* s = scores + t * scoreStride;
+        for (int64_t j = 0; j < len + t; ++j) s[j] *= scale;
+        softmax(s, len + t);
+        std::fill(out + t * outStride, out + t * outStride + headDim, 0.0f);
     }
+    for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b)
+        for (int64_t t = 0; t < queries; ++t) {
+            const int64_t n = std::min(blockSize, len + t - j0);
+            if (n > 0)
+                vk.axpyRows(scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n, out + t * outStride,
+                            headDim);
+        }
 }
 
 } // namespace mb::kernels

@@ -34,4 +34,12 @@ void attendPaged(const float* q, const float* const* kBlocks, const float* const
                  int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
                  int64_t headDim, float scale, float* scores, float* out);
 
+// attendPaged for a run of `queries` consecutive positions of one sequence and head: query t
+// (q + t * qStride) sees positions [0, len + t) and writes out + t * outStride. scores:
+// scratch of queries * scoreStride floats, scoreStride >= len + queries - 1. Each query's
+// output is bit for bit attendPaged's for it alone; the run shares key and value loads.
+void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const float* const* kBlocks,
+                    const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
+                    int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out, int64_t outStride);
+
 } // namespace mb::kernels

@@ -56,8 +56,12 @@ void ThreadPool::runChunks(uint32_t job, int worker) {
         if (chunk >= m_chunks.load(std::memory_order_relaxed)) return;
         if (!m_claim.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire))
             continue;
-        const int64_t begin = chunk * m_chunk;
-        const int64_t end = std::min(m_count, begin + m_chunk);
+        // Chunk c holds m_unitsPerChunk units, one more for the first m_unitsLeft chunks: sizes
+        // differ by at most a unit, the larger first, so the last chunks claimed are the small ones.
+        const int64_t firstUnit = chunk * m_unitsPerChunk + std::min(chunk, m_unitsLeft);
+        const int64_t units = m_unitsPerChunk + (chunk < m_unitsLeft ? 1 : 0);
+        const int64_t begin = firstUnit * m_grain;
+        const int64_t end = std::min(m_count, (firstUnit + units) * m_grain);
         (*m_fn)(begin, end, worker);
         m_done.fetch_add(1, std::memory_order_acq_rel);
         v = m_claim.load(std::memory_order_acquire);
@@ -72,11 +76,12 @@ void ThreadPool::parallelFor(int64_t count, RangeFn fn, int64_t grain) {
         fn(0, count, 0);
         return;
     }
-    const int64_t chunks = std::min<int64_t>(units, m_threads * kChunksPerThread);
+    const int64_t chunkCount = std::min<int64_t>(units, m_threads * kChunksPerThread);
     m_fn = &fn;
     m_count = count;
-    m_chunk = ((units + chunks - 1) / chunks) * grain;
-    const int64_t chunkCount = (count + m_chunk - 1) / m_chunk;
+    m_grain = grain;
+    m_unitsPerChunk = units / chunkCount;
+    m_unitsLeft = units % chunkCount;
     m_chunks.store(chunkCount, std::memory_order_relaxed);
     m_done.store(0, std::memory_order_relaxed);
     const uint32_t job = ++m_job;

@@ -72,7 +72,9 @@ private:
     // The current job; written before m_claim publishes it, unchanged until all its chunks are done.
     const RangeFn* m_fn = nullptr;
     int64_t m_count = 0;
-    int64_t m_chunk = 0;
+    int64_t m_grain = 1;
+    int64_t m_unitsPerChunk = 0; // units of `grain` indices per chunk (see runChunks)
+    int64_t m_unitsLeft = 0;
     // Atomic because a stale worker (one that loaded the previous job's claim value) reads it
     // while the caller writes the next job's; whatever it reads, its claim then fails.
     std::atomic<int64_t> m_chunks{0};

@@ -42,6 +42,9 @@ struct VecKernels {
     // y[i] += sum_j a[j] * x[j * ldx + i] for i < n, j < m (attention's weighted sum of V
     // rows); bit for bit m calls of axpy in order j, with y kept in registers meanwhile.
     void (*axpyRows)(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n);
+    // x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x (softmax's numerator and
+    // denominator in one pass). SIMD tables: a polynomial within 2 ulp of exp, 0 below e^-87.
+    float (*expShiftSum)(float* x, int64_t n, float shift);
 };
 
 const VecKernels& portableVecKernels();

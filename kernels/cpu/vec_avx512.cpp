@@ -12,8 +12,9 @@ const VecKernels* avx2VecKernelsUnchecked(); // defined in vec_avx2.cpp
 
 namespace {
 
-// BF16 dots, activation quantisation, axpy and axpyRows stay AVX2's (memory- or
-// latency-bound, or rare), so attention's V sum is the same in both tables.
+// BF16 dots, activation quantisation, axpy and exp stay AVX2's (memory- or latency-bound, or
+// rare). axpyRows is 16 lanes wide here; each element is the same FMA chain as in AVX2's, so
+// attention's V sum is the same in both tables.
 VecKernels makeTable() {
     const VecKernels* base = avx2VecKernelsUnchecked();
     if (!base) return {};
@@ -28,6 +29,7 @@ VecKernels makeTable() {
     k.gemmF16 = avx512::gemmF16;
     k.gemmQ8_0 = avx512::gemmQ8_0;
     k.gemmQ4_0 = avx512::gemmQ4_0;
+    k.axpyRows = avx512::axpyRows;
     return k;
 }
 

@@ -34,6 +34,22 @@ TEST(Sampler, GreedyTakesFirstIndexOnTies) {
     EXPECT_EQ(s.sample(l, {}), 1);
 }
 
+TEST(Sampler, ArgmaxAgreesWithAScanOnEveryLengthAndPosition) {
+    // Lengths around the 16-lane steps, the maximum (twice: the first must win) at every
+    // place, NaNs that must never win, and all -inf.
+    for (size_t n = 1; n <= 40; ++n)
+        for (size_t at = 0; at < n; ++at) {
+            std::vector<float> l = ramp(n);
+            for (float& v : l) v -= 10.0f;
+            l[at] = 5.0f;
+            if (at + 3 < n) l[at + 3] = 5.0f;
+            if (at > 0) l[at - 1] = std::nanf("");
+            ASSERT_EQ(argmax(l), static_cast<int32_t>(at)) << "n=" << n << " at=" << at;
+        }
+    const std::vector<float> none(20, -INFINITY);
+    EXPECT_EQ(argmax(none), 0);
+}
+
 TEST(Sampler, SameSeedSameTokens) {
     SamplerParams p;
     p.temperature = 1.0f;

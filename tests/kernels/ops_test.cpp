@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -109,6 +110,58 @@ TEST(Ops, PagedAttentionMatchesNaive) {
             for (int64_t j = 0; j < len; ++j)
                 o += sc[static_cast<size_t>(j)] / sum * vp[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i];
             EXPECT_NEAR(out[static_cast<size_t>(i)], o, 1e-5) << "hd=" << hd << " i=" << i;
+        }
+    }
+}
+
+TEST(Ops, PagedAttentionRunEqualsOneQueryAtATime) {
+    // Runs of 1 to 9 consecutive queries (tiles of 6 and their edges) over positions in
+    // blocks of 5, against attendPaged per query: the same bits, not merely close.
+    for (int64_t hd : {8, 37, 48, 64}) {
+        const int64_t bs = 5, stride = 2 * hd + 3, headOffset = hd + 1, total = 31;
+        const int64_t nBlocks = (total + bs - 1) / bs;
+        std::vector<std::vector<float>> kStore, vStore;
+        std::vector<const float*> kp, vp;
+        for (int64_t b = 0; b < nBlocks; ++b) {
+            kStore.push_back(randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(100 + b)));
+            vStore.push_back(randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(200 + b)));
+            kp.push_back(kStore.back().data());
+            vp.push_back(vStore.back().data());
+        }
+        const int64_t qStride = 3 * hd; // queries of one head inside wider rows, as in the forward pass
+        for (int64_t queries = 1; queries <= 9; ++queries) {
+            const int64_t len = total - queries + 1 - 2; // the last query sees all but 2 positions
+            const auto q = randomFloats(static_cast<size_t>(queries * qStride), static_cast<uint32_t>(queries));
+            const int64_t scoreStride = total + 4;
+            std::vector<float> scores(static_cast<size_t>(queries * scoreStride)), out(static_cast<size_t>(queries * qStride));
+            attendPagedRun(q.data(), qStride, queries, kp.data(), vp.data(), bs, len, stride, headOffset, hd, 0.3f,
+                           scores.data(), scoreStride, out.data(), qStride);
+            for (int64_t t = 0; t < queries; ++t) {
+                std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(total));
+                attendPaged(q.data() + t * qStride, kp.data(), vp.data(), bs, len + t, stride, headOffset, hd, 0.3f,
+                            sc.data(), one.data());
+                for (int64_t i = 0; i < hd; ++i)
+                    ASSERT_EQ(out[static_cast<size_t>(t * qStride + i)], one[static_cast<size_t>(i)])
+                        << "hd=" << hd << " queries=" << queries << " t=" << t << " i=" << i;
+            }
+        }
+    }
+}
+
+TEST(Ops, SoftmaxMatchesDoubleOnEveryLengthAndRange) {
+    // Every length up to 40 (vector steps and masked tails), values spread over [-120, 30]
+    // so some underflow to 0 and the rest span the exponent range.
+    for (int64_t n = 1; n <= 40; ++n) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = -120.0f + static_cast<float>((i * 37) % 151);
+        std::vector<double> ref(x.begin(), x.end());
+        const double mx = *std::max_element(ref.begin(), ref.end());
+        double sum = 0;
+        for (double& v : ref) sum += (v = std::exp(v - mx));
+        softmax(x.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            const double want = ref[static_cast<size_t>(i)] / sum;
+            EXPECT_NEAR(x[static_cast<size_t>(i)], want, 1e-6 * want + 1e-30) << "n=" << n << " i=" << i;
         }
     }
 }

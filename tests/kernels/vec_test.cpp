@@ -205,6 +205,38 @@ TEST(VecGemm, EveryOutputEqualsTheSingleDotBitForBit) {
     }
 }
 
+// Matrices bigger than a panel block (about 256 KB of weights; the output matrix's case) with
+// more tokens than one tile: the panel then walks blocks of rows, each against every tile of
+// tokens, and still no bit may change.
+TEST(VecGemm, RowBlocksOfBigMatricesChangeNoBit) {
+    const int64_t K = 288, rows = 1700; // 1700 rows pass a block in every weight type
+    for (const VecKernels* k : tables()) {
+        for (int64_t tokens : {7, 13}) {
+            const Panel p(rows, tokens, K, 77);
+            const int64_t ldy = rows + 1, nb = p.nb;
+            std::vector<float> y(p.outSize());
+            auto check = [&](const char* type, auto dot) {
+                for (int64_t t = 0; t < tokens; ++t)
+                    for (int64_t r = 0; r < rows; ++r)
+                        ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)], dot(r, t))
+                            << type << " " << k->name << " tokens=" << tokens << " row=" << r;
+            };
+            k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+            check("f32", [&](int64_t r, int64_t t) { return k->dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K); });
+            k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+            check("f16", [&](int64_t r, int64_t t) { return k->dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K); });
+            k->gemmQ8_0(p.w8.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y.data(), ldy);
+            check("q8_0", [&](int64_t r, int64_t t) {
+                return k->dotQ8_0(p.w8.data() + r * (nb + 1), p.xq.data() + t * (nb + 2), nb);
+            });
+            k->gemmQ4_0(p.w4.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y.data(), ldy);
+            check("q4_0", [&](int64_t r, int64_t t) {
+                return k->dotQ4_0(p.w4.data() + r * (nb + 1), p.xq.data() + t * (nb + 2), nb);
+            });
+        }
+    }
+}
+
 // Against a double-precision product of exactly the values the kernel sees (decoded F16
 // weights; dequantised Q8_0/Q4_0 weights and activations): only the float summation
 // differs, bounded by atol + rtol * sum |w x|.
@@ -282,7 +314,7 @@ TEST(VecGemm, Avx512QuantisedEqualsAvx2BitForBit) {
 
 TEST(VecAxpyRows, EqualsRepeatedAxpyAndDoubleReference) {
     for (const VecKernels* k : tables()) {
-        for (int64_t n : {1, 7, 8, 31, 32, 33, 64, 72, 100}) {
+        for (int64_t n : {1, 7, 8, 31, 32, 33, 48, 64, 72, 100, 128, 129, 200}) {
             for (int64_t m : {0, 1, 3, 16, 17}) {
                 const int64_t ldx = n + 4;
                 const auto a = randomFloats(static_cast<size_t>(std::max<int64_t>(m, 1)), 13);

@@ -1,7 +1,8 @@
 // Matmul throughput per weight type and shape: the kernel-level view behind prefill and decode speed.
 //
-// Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20]. For the stories110m
-// shapes (768 x 768, 2048 x 768, 768 x 2048, 32000 x 768) and each weight type, prints the best and
+// Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20] [shapes = stories110m |
+// stories15m]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
+// 32000 x 768; stories15m: the same with 288 and 768) and each weight type, prints the best and
 // median GMAC/s (1e9 multiply-adds per second) over the repetitions. Best-of-N is the
 // figure to compare on a shared machine: interference only ever slows a run down.
 #include "kernels/cpu/matmul.h"
@@ -22,8 +23,10 @@ int main(int argc, char** argv) {
     const int threads = argc > 1 ? std::atoi(argv[1]) : 1;
     const int64_t n = argc > 2 ? std::atol(argv[2]) : 128;
     const int reps = argc > 3 ? std::atoi(argv[3]) : 20;
-    if (threads < 1 || n < 1 || reps < 1) {
-        std::fprintf(stderr, "usage: matmul_bench [threads >= 1] [tokens >= 1] [repetitions >= 1]\n");
+    const std::string preset = argc > 4 ? argv[4] : "stories110m";
+    if (threads < 1 || n < 1 || reps < 1 || (preset != "stories110m" && preset != "stories15m")) {
+        std::fprintf(stderr, "usage: matmul_bench [threads >= 1] [tokens >= 1] [repetitions >= 1] "
+                             "[stories110m | stories15m]\n");
         return 2;
     }
     std::printf("kernels: %s, threads %d, tokens %lld\n", vecKernels().name, threads, static_cast<long long>(n));
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
     std::normal_distribution<float> dist(0.0f, 1.0f);
     // rows (out), cols (in): the layer shapes, and the output matrix, too big for the caches,
     // whose one-token product shows the memory-bound (decode) regime.
-    const int64_t shapes[][2] = {{768, 768}, {2048, 768}, {768, 2048}, {32000, 768}};
+    const int64_t dim = preset == "stories15m" ? 288 : 768, ffn = preset == "stories15m" ? 768 : 2048;
+    const int64_t shapes[][2] = {{dim, dim}, {ffn, dim}, {dim, ffn}, {32000, dim}};
     for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
         for (const auto& shape : shapes) {
             const int64_t rows = shape[0], cols = shape[1];
