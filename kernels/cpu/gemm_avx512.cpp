@@ -50,6 +50,19 @@ inline __m512 load16(const uint16_t* p, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
+// acc[r][t] += (w row r) * (x row t) over the 16 elements from i (masked lanes read as zero):
+// one activation vector per token, one weight vector per row, R * T multiply-adds.
+template <class W, int R, int T, class... Mask>
+__attribute__((always_inline)) inline void fmaStep(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t i,
+                                                   __m512 (&acc)[R][T], Mask... mask) {
+    __m512 xv[T];
+    for (int t = 0; t < T; ++t) xv[t] = load16(x + t * ldx + i, mask...);
+    for (int r = 0; r < R; ++r) {
+        const __m512 wv = load16(w + r * ldw + i, mask...);
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+    }
+}
+
 // One R x T float tile over k elements. Each output has two accumulators: acc0 over the even
 // 16-element steps, acc1 over the odd ones and the k % 16 tail (one masked step); then a fixed
 // reduction of acc0 + acc1. Two chains keep decode's one-row tile off the FMA latency (with one
@@ -70,12 +83,7 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
             if ((i * static_cast<int64_t>(sizeof(W))) % 64 == 0)
                 for (int r = 0; r < R; ++r)
                     _mm_prefetch(next + (r * ldw + i) * static_cast<int64_t>(sizeof(W)), _MM_HINT_T0);
-        __m512 xv[T];
-        for (int t = 0; t < T; ++t) xv[t] = load16(x + t * ldx + i, mask...);
-        for (int r = 0; r < R; ++r) {
-            const __m512 wv = load16(w + r * ldw + i, mask...);
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
-        }
+        fmaStep<W, R, T>(w, ldw, x, ldx, i, acc, mask...);
     };
     const int64_t steps = k / 16;
     auto tail = [&](__m512(&acc)[R][T]) __attribute__((always_inline)) {
@@ -135,12 +143,7 @@ void tileF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k
         // a matrix read from memory or L3 (decode, or the first tile of tokens of a panel
         // block) streams without waiting on each line; from L2 the hint costs little.
         for (int r = 0; r < R; ++r) _mm_prefetch(next + (r * ldw + i) * 4, _MM_HINT_T0);
-        __m512 xv[T];
-        for (int t = 0; t < T; ++t) xv[t] = load16(x + t * ldx + i, mask...);
-        for (int r = 0; r < R; ++r) {
-            const __m512 wv = load16(w + r * ldw + i, mask...);
-            for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
-        }
+        fmaStep<float, R, T>(w, ldw, x, ldx, i, acc, mask...);
     };
     const int64_t steps = k / 16;
     for (int64_t j = 0; j < steps; ++j) step(16 * j);
