@@ -154,8 +154,7 @@ void tileF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k
             const __m128 sums = reduce4(acc[r][t], r + 1 < R ? acc[r + 1][t] : zero, r + 2 < R ? acc[r + 2][t] : zero,
                                         r + 3 < R ? acc[r + 3][t] : zero);
             float* out = y + t * ldy + r;
-            if constexpr (R % 4 == 0) _mm_storeu_ps(out, sums);
-            else if (r + 4 <= R) _mm_storeu_ps(out, sums);
+            if (r + 4 <= R) _mm_storeu_ps(out, sums);
             else _mm_mask_storeu_ps(out, static_cast<__mmask8>((1u << (R - r)) - 1), sums);
         }
 }

@@ -61,7 +61,8 @@ void panel(const TileTable<W, X>& table, const int* rowsPerTile, const W* w, int
         // loads 10 vectors per 16 products where a 4-token one loads 10 per 24).
         for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
             const int64_t left = tokens - t0;
-            T = (left + (left + kMaxT - 1) / kMaxT - 1) / ((left + kMaxT - 1) / kMaxT);
+            const int64_t tiles = (left + kMaxT - 1) / kMaxT;
+            T = (left + tiles - 1) / tiles;
             const int64_t rowTile = rowsPerTile[T - 1];
             for (int64_t r0 = b0; r0 < b1; r0 += rowTile) {
                 const int64_t R = std::min(rowTile, b1 - r0);
