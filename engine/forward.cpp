@@ -133,20 +133,33 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         KvCache& cache = *batch.caches[seq];
         const int64_t block = table[static_cast<size_t>(pos / cache.blockSize())];
         const int64_t slot = pos % cache.blockSize();
-        std::copy_n(m_k.data() + t * kvDim, kvDim, cache.keys(l, block) + slot * kvDim);
-        std::copy_n(m_v.data() + t * kvDim, kvDim, cache.values(l, block) + slot * kvDim);
+        if (cache.type() == KvType::F16) {
+            kernels::quantizeRow(kernels::TensorType::F16, m_k.data() + t * kvDim, cache.keysF16(l, block) + slot * kvDim,
+                                 kvDim);
+            kernels::quantizeRow(kernels::TensorType::F16, m_v.data() + t * kvDim,
+                                 cache.valuesF16(l, block) + slot * kvDim, kvDim);
+        } else {
+            std::copy_n(m_k.data() + t * kvDim, kvDim, cache.keys(l, block) + slot * kvDim);
+            std::copy_n(m_v.data() + t * kvDim, kvDim, cache.values(l, block) + slot * kvDim);
+        }
     }
 
-    // Block pointers of this layer for every sequence in the batch.
+    // Block pointers of this layer for every sequence in the batch, in the list of the
+    // sequence's KV type (null in the other, so both lists share the offsets).
     m_kPtrs.clear();
     m_vPtrs.clear();
+    m_kPtrs16.clear();
+    m_vPtrs16.clear();
     m_seqPtrStart.clear();
     for (size_t s = 0; s < batch.blockTables.size(); ++s) {
         m_seqPtrStart.push_back(m_kPtrs.size());
         KvCache& cache = *batch.caches[s];
+        const bool half = cache.type() == KvType::F16;
         for (int32_t b : batch.blockTables[s]) {
-            m_kPtrs.push_back(cache.keys(l, b));
-            m_vPtrs.push_back(cache.values(l, b));
+            m_kPtrs.push_back(half ? nullptr : cache.keys(l, b));
+            m_vPtrs.push_back(half ? nullptr : cache.values(l, b));
+            m_kPtrs16.push_back(half ? cache.keysF16(l, b) : nullptr);
+            m_vPtrs16.push_back(half ? cache.valuesF16(l, b) : nullptr);
         }
     }
 
@@ -166,10 +179,16 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
             const size_t bi = begin + static_cast<size_t>(t);
             const size_t start = m_seqPtrStart[static_cast<size_t>(batch.seqIds[bi])];
             const KvCache& cache = *batch.caches[static_cast<size_t>(batch.seqIds[bi])];
-            kernels::attendPagedRun(m_q.data() + t * qDim + h * hd, qDim, run.count, m_kPtrs.data() + start,
-                                    m_vPtrs.data() + start, cache.blockSize(), batch.positions[bi] + 1, kvDim,
-                                    (h / group) * hd, hd, scale, scores, contextLength,
-                                    m_att.data() + t * qDim + h * hd, qDim);
+            const float* q = m_q.data() + t * qDim + h * hd;
+            float* out = m_att.data() + t * qDim + h * hd;
+            if (cache.type() == KvType::F16)
+                kernels::attendPagedRun(q, qDim, run.count, m_kPtrs16.data() + start, m_vPtrs16.data() + start,
+                                        cache.blockSize(), batch.positions[bi] + 1, kvDim, (h / group) * hd, hd, scale,
+                                        scores, contextLength, out, qDim);
+            else
+                kernels::attendPagedRun(q, qDim, run.count, m_kPtrs.data() + start, m_vPtrs.data() + start,
+                                        cache.blockSize(), batch.positions[bi] + 1, kvDim, (h / group) * hd, hd, scale,
+                                        scores, contextLength, out, qDim);
         }
     };
     // A unit costs about (position * headDim * run length) multiply-adds; keep each thread's

@@ -46,7 +46,8 @@ private:
     std::vector<float> m_cos, m_sin;       // (maxChunk, ropeDim/2)
     std::vector<float> m_scores;           // (threads, kAttentionRun, contextLength)
     std::vector<AttentionRun> m_runs;      // the current chunk's runs, in token order
-    std::vector<const float*> m_kPtrs, m_vPtrs; // block pointers of one layer, all sequences
+    std::vector<const float*> m_kPtrs, m_vPtrs;      // block pointers of one layer, all sequences: F32 caches
+    std::vector<const uint16_t*> m_kPtrs16, m_vPtrs16; // and F16 caches
     std::vector<size_t> m_seqPtrStart;          // where each sequence's pointers start
 };
 

@@ -45,7 +45,8 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
     // KV sized to this request: prompt plus the tokens it may generate, within the context.
     const int64_t positions = std::min<int64_t>(c.contextLength, promptLen + options.maxTokens);
     const auto forward = makeForwardBackend(model, pool, {.maxChunk = std::min<int64_t>(256, promptLen)}, options.device);
-    KvCache cache(c, blocksFor(positions, kBlockSize), kBlockSize, forward->kvStorage());
+    KvCache cache(c, blocksFor(positions, kBlockSize), kBlockSize, forward->kvStorage(),
+                  kvTypeFor(model.precision(), forward->kvStorage()));
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
 

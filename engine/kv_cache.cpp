@@ -6,14 +6,27 @@
 
 namespace mb::engine {
 
-KvCache::KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage)
-    : m_layers(config.layers), m_blocks(blocks), m_blockSize(blockSize), m_kvDim(config.kvDim()), m_storage(storage) {
+KvType kvTypeFor(Precision precision, KvStorage storage) {
+    const bool half = precision == Precision::Mixed || precision == Precision::F16;
+    return half && storage == KvStorage::Host ? KvType::F16 : KvType::F32;
+}
+
+KvCache::KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage, KvType type)
+    : m_layers(config.layers), m_blocks(blocks), m_blockSize(blockSize), m_kvDim(config.kvDim()), m_storage(storage),
+      m_type(type) {
     if (blocks <= 0 || blockSize <= 0)
         throw std::invalid_argument("KV cache needs at least one block of at least one position");
+    if (storage == KvStorage::Device && type != KvType::F32)
+        throw std::invalid_argument("a KV cache in device memory is F32");
     if (storage == KvStorage::Device) return; // the backend attaches device storage on first use
-    const auto floats = static_cast<size_t>(m_layers * m_blocks * m_blockSize * m_kvDim);
-    m_keys.assign(floats, 0.0f);
-    m_values.assign(floats, 0.0f);
+    const auto elements = static_cast<size_t>(m_layers * m_blocks * m_blockSize * m_kvDim);
+    if (type == KvType::F16) {
+        m_keys16.assign(elements, 0);
+        m_values16.assign(elements, 0);
+    } else {
+        m_keys.assign(elements, 0.0f);
+        m_values.assign(elements, 0.0f);
+    }
 }
 
 } // namespace mb::engine

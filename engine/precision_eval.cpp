@@ -39,7 +39,7 @@ std::vector<int32_t> greedyContinuation(const LlamaModel& model, kernels::Thread
                                         std::span<const int32_t> prompt, int64_t genTokens) {
     const LlamaConfig& c = model.config();
     const int64_t bs = 16, n = static_cast<int64_t>(prompt.size());
-    KvCache cache(c, blocksFor(n + genTokens, bs), bs);
+    KvCache cache(c, blocksFor(n + genTokens, bs), bs, KvStorage::Host, kvTypeFor(model.precision(), KvStorage::Host));
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
     Forward forward(model, pool, {.maxChunk = std::min<int64_t>(256, n)});
@@ -63,7 +63,9 @@ std::vector<float> allLogits(const LlamaModel& model, kernels::ThreadPool& pool,
         throw std::invalid_argument("sequence of " + std::to_string(n) + " tokens exceeds the model's context of " +
                                     std::to_string(c.contextLength));
     const int64_t bs = 16;
-    KvCache cache(c, blocksFor(n, bs), bs);
+    // The cache type the precision is served with (F16 for mixed and f16), so the comparison
+    // measures what a session computes.
+    KvCache cache(c, blocksFor(n, bs), bs, KvStorage::Host, kvTypeFor(model.precision(), KvStorage::Host));
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
     std::iota(table.begin(), table.end(), 0);
     std::vector<int64_t> positions(static_cast<size_t>(n));

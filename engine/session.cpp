@@ -134,7 +134,7 @@ int64_t SessionImpl::poolTokens(const LlamaConfig& c) const {
 
 uint64_t SessionImpl::blockBytes() const {
     return static_cast<uint64_t>(m_profile.blockSize) * static_cast<uint64_t>(m_config.layers * m_config.kvDim() * 2) *
-           sizeof(float);
+           (kvType() == KvType::F16 ? 2u : 4u);
 }
 
 void SessionImpl::ensurePool(const LlamaConfig& c) {
@@ -143,7 +143,7 @@ void SessionImpl::ensurePool(const LlamaConfig& c) {
         const int64_t tokens = poolTokens(c);
         const int64_t blocks = blocksFor(tokens, bs);
         if (!m_kvPool || m_kvPool->blocks() != blocks || m_kvPool->kvDim() != c.kvDim() || m_kvPool->layers() != c.layers) {
-            m_kvPool = std::make_unique<KvCache>(c, blocks, bs, kvStorage());
+            m_kvPool = std::make_unique<KvCache>(c, blocks, bs, kvStorage(), kvType());
             if (m_blocks) { // the session's counters stay monotonic across a new pool
                 m_queriesCarried += m_blocks->queries();
                 m_hitsCarried += m_blocks->hits();

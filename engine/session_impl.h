@@ -80,6 +80,7 @@ private:
     KvStorage kvStorage() const {
         return m_options.device.kind == Device::Kind::Cpu ? KvStorage::Host : KvStorage::Device;
     }
+    KvType kvType() const { return kvTypeFor(m_profile.precision, kvStorage()); }
     int64_t poolTokens(const LlamaConfig& c) const; // KV pool size in positions
 
     static int64_t nowNs();

@@ -105,7 +105,7 @@ bool SessionImpl::admitOne(Sequence& seq) {
         seq.publishedBlocks = m.tokens / bs;
         seq.kvBytes = static_cast<uint64_t>(seq.blockTable.size()) * blockBytes();
     } else {
-        seq.ownCache = std::make_unique<KvCache>(c, blocksNeeded, bs, kvStorage());
+        seq.ownCache = std::make_unique<KvCache>(c, blocksNeeded, bs, kvStorage(), kvType());
         seq.blockTable.resize(static_cast<size_t>(blocksNeeded));
         std::iota(seq.blockTable.begin(), seq.blockTable.end(), 0);
         seq.kvBytes = seq.ownCache->bytes();

@@ -176,20 +176,22 @@ void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
         panel(kQ4Tiles, kQ4Rows, w, ldw, x, ldx, nb, rows, tokens, y, ldy);
 }
 
+namespace {
 // y[0..n) += sum_j a[j] * x_j: 32 outputs at a time stay in four registers across all m
 // rows; each output sees the same FMAs in the same order as m calls of axpy.
-void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+template <class T>
+void axpyRowsOf(const float* a, const T* x, int64_t ldx, int64_t m, float* y, int64_t n) {
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
         __m256 y0 = _mm256_loadu_ps(y + i), y1 = _mm256_loadu_ps(y + i + 8);
         __m256 y2 = _mm256_loadu_ps(y + i + 16), y3 = _mm256_loadu_ps(y + i + 24);
         for (int64_t j = 0; j < m; ++j) {
             const __m256 aj = _mm256_set1_ps(a[j]);
-            const float* xj = x + j * ldx + i;
-            y0 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj), y0);
-            y1 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 8), y1);
-            y2 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 16), y2);
-            y3 = _mm256_fmadd_ps(aj, _mm256_loadu_ps(xj + 24), y3);
+            const T* xj = x + j * ldx + i;
+            y0 = _mm256_fmadd_ps(aj, load8(xj), y0);
+            y1 = _mm256_fmadd_ps(aj, load8(xj + 8), y1);
+            y2 = _mm256_fmadd_ps(aj, load8(xj + 16), y2);
+            y3 = _mm256_fmadd_ps(aj, load8(xj + 24), y3);
         }
         _mm256_storeu_ps(y + i, y0);
         _mm256_storeu_ps(y + i + 8, y1);
@@ -198,15 +200,23 @@ void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, 
     }
     for (; i + 8 <= n; i += 8) {
         __m256 y0 = _mm256_loadu_ps(y + i);
-        for (int64_t j = 0; j < m; ++j)
-            y0 = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), _mm256_loadu_ps(x + j * ldx + i), y0);
+        for (int64_t j = 0; j < m; ++j) y0 = _mm256_fmadd_ps(_mm256_set1_ps(a[j]), load8(x + j * ldx + i), y0);
         _mm256_storeu_ps(y + i, y0);
     }
     for (; i < n; ++i) {
         float s = y[i];
-        for (int64_t j = 0; j < m; ++j) s = std::fma(a[j], x[j * ldx + i], s);
+        for (int64_t j = 0; j < m; ++j) s = std::fma(a[j], scalar(x[j * ldx + i]), s);
         y[i] = s;
     }
+}
+} // namespace
+
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    axpyRowsOf(a, x, ldx, m, y, n);
+}
+
+void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    axpyRowsOf(a, x, ldx, m, y, n);
 }
 
 } // namespace mb::kernels::avx2

@@ -272,31 +272,39 @@ void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 
 namespace {
 // V vectors of y (the last masked to `tail` lanes when tail > 0) over all m rows.
-template <int V>
-void axpyRowsPass(const float* a, const float* x, int64_t ldx, int64_t m, float* y, __mmask16 last) {
+template <int V, class T>
+void axpyRowsPass(const float* a, const T* x, int64_t ldx, int64_t m, float* y, __mmask16 last) {
     __m512 acc[V];
     for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, y + 16 * v);
     for (int64_t j = 0; j < m; ++j) {
         const __m512 aj = _mm512_set1_ps(a[j]);
-        const float* xj = x + j * ldx;
-        for (int v = 0; v < V; ++v)
-            acc[v] = _mm512_fmadd_ps(aj, _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, xj + 16 * v), acc[v]);
+        const T* xj = x + j * ldx;
+        for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(aj, load16(xj + 16 * v, v + 1 < V ? 0xffff : last), acc[v]);
     }
     for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + 16 * v, v + 1 < V ? 0xffff : last, acc[v]);
 }
-constexpr void (*kAxpyPasses[8])(const float*, const float*, int64_t, int64_t, float*, __mmask16) = {
-    axpyRowsPass<1>, axpyRowsPass<2>, axpyRowsPass<3>, axpyRowsPass<4>,
-    axpyRowsPass<5>, axpyRowsPass<6>, axpyRowsPass<7>, axpyRowsPass<8>};
-} // namespace
 
-void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+template <class T>
+void axpyRowsOf(const float* a, const T* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    using Pass = void (*)(const float*, const T*, int64_t, int64_t, float*, __mmask16);
+    static constexpr Pass kPasses[8] = {axpyRowsPass<1, T>, axpyRowsPass<2, T>, axpyRowsPass<3, T>, axpyRowsPass<4, T>,
+                                        axpyRowsPass<5, T>, axpyRowsPass<6, T>, axpyRowsPass<7, T>, axpyRowsPass<8, T>};
     for (int64_t i = 0; i < n; i += 128) {
         const int64_t len = std::min<int64_t>(128, n - i);
         const int64_t vectors = (len + 15) / 16;
         const int64_t tail = len - 16 * (vectors - 1); // 1..16 lanes in the last vector
         const auto last = static_cast<__mmask16>(tail == 16 ? 0xffff : (1u << tail) - 1);
-        kAxpyPasses[vectors - 1](a, x + i, ldx, m, y + i, last);
+        kPasses[vectors - 1](a, x + i, ldx, m, y + i, last);
     }
+}
+} // namespace
+
+void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    axpyRowsOf(a, x, ldx, m, y, n);
+}
+
+void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    axpyRowsOf(a, x, ldx, m, y, n);
 }
 
 } // namespace mb::kernels::avx512

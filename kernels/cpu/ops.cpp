@@ -63,9 +63,29 @@ void attendPaged(const float* q, const float* const* kBlocks, const float* const
     attendPagedRun(q, 0, 1, kBlocks, vBlocks, blockSize, len, stride, headOffset, headDim, scale, scores, 0, out, 0);
 }
 
-void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const float* const* kBlocks,
-                    const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
-                    int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out, int64_t outStride) {
+namespace {
+// The key scores and the V sum of one block, per KV element type.
+void blockScores(const VecKernels& vk, const float* k, int64_t stride, const float* q, int64_t qStride,
+                 int64_t headDim, int64_t n, int64_t queries, float* s, int64_t sStride) {
+    vk.gemmF32(k, stride, q, qStride, headDim, n, queries, s, sStride);
+}
+void blockScores(const VecKernels& vk, const uint16_t* k, int64_t stride, const float* q, int64_t qStride,
+                 int64_t headDim, int64_t n, int64_t queries, float* s, int64_t sStride) {
+    vk.gemmF16(k, stride, q, qStride, headDim, n, queries, s, sStride);
+}
+void blockSum(const VecKernels& vk, const float* p, const float* v, int64_t stride, int64_t n, float* out,
+              int64_t headDim) {
+    vk.axpyRows(p, v, stride, n, out, headDim);
+}
+void blockSum(const VecKernels& vk, const float* p, const uint16_t* v, int64_t stride, int64_t n, float* out,
+              int64_t headDim) {
+    vk.axpyRowsF16(p, v, stride, n, out, headDim);
+}
+
+template <class T>
+void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const* kBlocks, const T* const* vBlocks,
+               int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset, int64_t headDim, float scale,
+               float* scores, int64_t scoreStride, float* out, int64_t outStride) {
     // Each block's keys against all queries at once: a gemm over `n` key rows `stride` apart
     // and the queries as its tokens, so a key loaded once serves up to 6 queries (a query that
     // must not see a key gets a score it never uses). Then per query the softmax over its own
@@ -76,7 +96,7 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const floa
     const int64_t lenAll = len + queries - 1; // keys the last query sees
     for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b) {
         const int64_t n = std::min(blockSize, lenAll - j0);
-        vk.gemmF32(kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0, scoreStride);
+        blockScores(vk, kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0, scoreStride);
     }
     for (int64_t t = 0; t < queries; ++t) {
         float* s = scores + t * scoreStride;
@@ -88,9 +108,25 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const floa
         for (int64_t t = 0; t < queries; ++t) {
             const int64_t n = std::min(blockSize, len + t - j0);
             if (n > 0)
-                vk.axpyRows(scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n, out + t * outStride,
-                            headDim);
+                blockSum(vk, scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n,
+                         out + t * outStride, headDim);
         }
+}
+} // namespace
+
+void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const float* const* kBlocks,
+                    const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
+                    int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out, int64_t outStride) {
+    attendRun(q, qStride, queries, kBlocks, vBlocks, blockSize, len, stride, headOffset, headDim, scale, scores,
+              scoreStride, out, outStride);
+}
+
+void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint16_t* const* kBlocks,
+                    const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride,
+                    int64_t headOffset, int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out,
+                    int64_t outStride) {
+    attendRun(q, qStride, queries, kBlocks, vBlocks, blockSize, len, stride, headOffset, headDim, scale, scores,
+              scoreStride, out, outStride);
 }
 
 } // namespace mb::kernels

@@ -41,5 +41,11 @@ void attendPaged(const float* q, const float* const* kBlocks, const float* const
 void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const float* const* kBlocks,
                     const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headOffset,
                     int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out, int64_t outStride);
+// The same over an F16 cache (PRODUCT.md's `mixed` and `f16` keep K/V in F16): keys through
+// the F16 gemm, V rows converted exactly as they are summed; accumulation stays F32.
+void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint16_t* const* kBlocks,
+                    const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride,
+                    int64_t headOffset, int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out,
+                    int64_t outStride);
 
 } // namespace mb::kernels

@@ -45,6 +45,9 @@ struct VecKernels {
     // x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x (softmax's numerator and
     // denominator in one pass). SIMD tables: a polynomial within 2 ulp of exp, 0 below e^-87.
     float (*expShiftSum)(float* x, int64_t n, float shift);
+    // axpyRows over F16 rows (an F16 KV cache's V): bit for bit this table's axpyRows on the
+    // rows converted to F32 (the conversion is exact).
+    void (*axpyRowsF16)(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n);
 };
 
 const VecKernels& portableVecKernels();

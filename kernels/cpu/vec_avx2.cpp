@@ -118,7 +118,8 @@ const VecKernels kAvx2{"avx2",
                        avx2::gemmQ8_0,
                        avx2::gemmQ4_0,
                        avx2::axpyRows,
-                       expShiftSum};
+                       expShiftSum,
+                       avx2::axpyRowsF16};
 
 } // namespace
 

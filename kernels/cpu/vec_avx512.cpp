@@ -30,6 +30,7 @@ VecKernels makeTable() {
     k.gemmQ8_0 = avx512::gemmQ8_0;
     k.gemmQ4_0 = avx512::gemmQ4_0;
     k.axpyRows = avx512::axpyRows;
+    k.axpyRowsF16 = avx512::axpyRowsF16;
     return k;
 }
 

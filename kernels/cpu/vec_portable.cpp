@@ -81,6 +81,10 @@ void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
     for (int64_t j = 0; j < m; ++j) axpy(a[j], x + j * ldx, y, n);
 }
+void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {
+    for (int64_t j = 0; j < m; ++j)
+        for (int64_t i = 0; i < n; ++i) y[i] += a[j] * fp16ToFloat(x[j * ldx + i]); // as axpy
+}
 float expShiftSum(float* x, int64_t n, float shift) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; ++i) {
@@ -92,7 +96,7 @@ float expShiftSum(float* x, int64_t n, float shift) {
 
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
-                           gemmQ4_0,   axpyRows, expShiftSum};
+                           gemmQ4_0,   axpyRows, expShiftSum, axpyRowsF16};
 
 } // namespace
 

@@ -95,6 +95,36 @@ TEST(Session, FastAndRegularGreedyAreTokenIdentical) {
     }
 }
 
+TEST(Session, MixedPrecisionIsTokenIdenticalAcrossModesWithHalfTheKvBytes) {
+    // The fast profile's default `mixed` keeps K/V in F16: regular at `mixed` gives the same
+    // tokens, and either takes half the KV bytes of the same request at native F32.
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    Profile regularMixed = Profile::regular();
+    regularMixed.precision = Precision::Mixed;
+    Profile regularPool = Profile::regular(); // native precision, fast's pool geometry
+    regularPool.kv = KvPolicy::Pool;
+    regularPool.prefixCache = false;
+    std::map<std::string, RequestEvent> results;
+    for (const Profile& p : {Profile::fast(), regularMixed, Profile::regular(), regularPool}) {
+        auto s = Session::start(model.string(), p, {.threads = 2});
+        Collector c;
+        const uint64_t id = s->submit(greedy(longPrompt(40, 3), 24), c.sink());
+        c.wait(1);
+        const RequestEvent r = c.result(id);
+        ASSERT_EQ(r.status, FinishStatus::Ok) << r.error;
+        ASSERT_EQ(r.tokens.size(), 24u);
+        results[p.name + (p.kv == KvPolicy::Pool ? "/pool" : "") + precisionName(p.precision)] = r;
+    }
+    const RequestEvent& fast = results.at("fast/poolmixed");
+    const RequestEvent& mixed = results.at("regularmixed");
+    const RequestEvent& native = results.at("regularnative");
+    const RequestEvent& nativePool = results.at("regular/poolnative");
+    EXPECT_GT(native.kvBytesPeak, 0u);
+    EXPECT_EQ(fast.tokens, mixed.tokens);
+    EXPECT_EQ(mixed.kvBytesPeak * 2, native.kvBytesPeak);
+    EXPECT_EQ(fast.kvBytesPeak * 2, nativePool.kvBytesPeak);
+}
+
 TEST(Session, EventsArriveInOrderWithMonotonicTimes) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     auto s = Session::start(model.string(), Profile::regular());
@@ -110,31 +140,39 @@ TEST(Session, EventsArriveInOrderWithMonotonicTimes) {
 }
 
 TEST(Session, BatchedDecodeEqualsOneAtATime) {
+    // At native precision (F32 K/V) and at `mixed` (Q8_0 weights, F16 K/V).
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     std::vector<std::vector<int32_t>> prompts = {kOnce, longPrompt(40, 1), longPrompt(77, 2), {1, 346, 306, 414}};
-    std::vector<std::vector<int32_t>> alone;
-    {
-        Profile one = Profile::regular();
-        one.batching = BatchingPolicy::Off;
-        one.maxBatch = 1;
-        auto s = Session::start(model.string(), one);
-        for (const auto& p : prompts) {
-            Collector c;
-            const uint64_t id = s->submit(greedy(p, 24), c.sink());
-            c.wait(1);
-            alone.push_back(c.result(id).tokens);
+    for (Precision precision : {Precision::Native, Precision::Mixed}) {
+        std::vector<std::vector<int32_t>> alone;
+        {
+            Profile one = Profile::regular();
+            one.precision = precision;
+            one.batching = BatchingPolicy::Off;
+            one.maxBatch = 1;
+            auto s = Session::start(model.string(), one);
+            for (const auto& p : prompts) {
+                Collector c;
+                const uint64_t id = s->submit(greedy(p, 24), c.sink());
+                c.wait(1);
+                alone.push_back(c.result(id).tokens);
+            }
+        }
+        Profile batched = Profile::regular();
+        batched.precision = precision;
+        batched.maxBatch = 4;
+        batched.prefillChunk = 16; // chunked prefill interleaved with decodes
+        batched.maxBatchTokens = 40;
+        auto s = Session::start(model.string(), batched, {.threads = 2});
+        Collector c;
+        std::vector<uint64_t> ids;
+        for (const auto& p : prompts) ids.push_back(s->submit(greedy(p, 24), c.sink()));
+        c.wait(prompts.size());
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            EXPECT_EQ(c.result(ids[i]).tokens.size(), 24u);
+            EXPECT_EQ(c.result(ids[i]).tokens, alone[i]) << precisionName(precision) << " prompt " << i;
         }
     }
-    Profile batched = Profile::regular();
-    batched.maxBatch = 4;
-    batched.prefillChunk = 16; // chunked prefill interleaved with decodes
-    batched.maxBatchTokens = 40;
-    auto s = Session::start(model.string(), batched, {.threads = 2});
-    Collector c;
-    std::vector<uint64_t> ids;
-    for (const auto& p : prompts) ids.push_back(s->submit(greedy(p, 24), c.sink()));
-    c.wait(prompts.size());
-    for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(c.result(ids[i]).tokens, alone[i]) << "prompt " << i;
 }
 
 TEST(Session, PrefixCacheServesSharedPrefixes) {

@@ -1,6 +1,8 @@
 // Row operations against direct double-precision formulas.
 #include "kernels/cpu/ops.h"
 
+#include "kernels/cpu/fp16.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,6 +164,61 @@ TEST(Ops, SoftmaxMatchesDoubleOnEveryLengthAndRange) {
         for (int64_t i = 0; i < n; ++i) {
             const double want = ref[static_cast<size_t>(i)] / sum;
             EXPECT_NEAR(x[static_cast<size_t>(i)], want, 1e-6 * want + 1e-30) << "n=" << n << " i=" << i;
+        }
+    }
+}
+
+TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
+    // K and V stored as F16 (the `mixed` precision's cache): every query of a run equals the
+    // same query attending alone, bit for bit, and the double-precision formula on the F16
+    // values within F32 rounding.
+    for (int64_t hd : {8, 37, 48, 64}) {
+        const int64_t bs = 5, stride = 2 * hd + 3, headOffset = hd + 1, total = 29;
+        const int64_t nBlocks = (total + bs - 1) / bs;
+        std::vector<std::vector<uint16_t>> kStore, vStore;
+        std::vector<const uint16_t*> kp, vp;
+        auto half = [](const std::vector<float>& x) {
+            std::vector<uint16_t> h(x.size());
+            for (size_t i = 0; i < x.size(); ++i) h[i] = floatToFp16(x[i]);
+            return h;
+        };
+        for (int64_t b = 0; b < nBlocks; ++b) {
+            kStore.push_back(half(randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(300 + b))));
+            vStore.push_back(half(randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(400 + b))));
+            kp.push_back(kStore.back().data());
+            vp.push_back(vStore.back().data());
+        }
+        auto at = [&](const std::vector<const uint16_t*>& blocks, int64_t j, int64_t i) {
+            return static_cast<double>(fp16ToFloat(blocks[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i]));
+        };
+        const int64_t qStride = 2 * hd, scoreStride = total + 2;
+        const float scale = 0.35f;
+        for (int64_t queries = 1; queries <= 8; ++queries) {
+            const int64_t len = total - queries + 1;
+            const auto q = randomFloats(static_cast<size_t>(queries * qStride), static_cast<uint32_t>(queries + 40));
+            std::vector<float> scores(static_cast<size_t>(queries * scoreStride)), out(static_cast<size_t>(queries * qStride));
+            attendPagedRun(q.data(), qStride, queries, kp.data(), vp.data(), bs, len, stride, headOffset, hd, scale,
+                           scores.data(), scoreStride, out.data(), qStride);
+            for (int64_t t = 0; t < queries; ++t) {
+                std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(total));
+                attendPagedRun(q.data() + t * qStride, 0, 1, kp.data(), vp.data(), bs, len + t, stride, headOffset, hd,
+                               scale, sc.data(), 0, one.data(), 0);
+                std::vector<double> ref(static_cast<size_t>(len + t));
+                double mx = -1e300, sum = 0;
+                for (int64_t j = 0; j < len + t; ++j) {
+                    double d = 0;
+                    for (int64_t i = 0; i < hd; ++i) d += static_cast<double>(q[static_cast<size_t>(t * qStride + i)]) * at(kp, j, i);
+                    mx = std::max(mx, ref[static_cast<size_t>(j)] = d * scale);
+                }
+                for (auto& r : ref) sum += (r = std::exp(r - mx));
+                for (int64_t i = 0; i < hd; ++i) {
+                    const float got = out[static_cast<size_t>(t * qStride + i)];
+                    ASSERT_EQ(got, one[static_cast<size_t>(i)]) << "hd=" << hd << " queries=" << queries << " t=" << t;
+                    double o = 0;
+                    for (int64_t j = 0; j < len + t; ++j) o += ref[static_cast<size_t>(j)] / sum * at(vp, j, i);
+                    EXPECT_NEAR(got, o, 1e-5) << "hd=" << hd << " queries=" << queries << " t=" << t << " i=" << i;
+                }
+            }
         }
     }
 }

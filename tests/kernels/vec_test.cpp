@@ -338,3 +338,27 @@ TEST(VecAxpyRows, EqualsRepeatedAxpyAndDoubleReference) {
         }
     }
 }
+
+TEST(VecAxpyRows, F16RowsEqualTheF32RowsTheyConvertTo) {
+    // An F16 KV cache's V sum: each table's axpyRowsF16 is its axpyRows on the converted rows.
+    for (const VecKernels* k : tables()) {
+        for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 48, 64, 72, 100, 128, 129, 200}) {
+            for (int64_t m : {0, 1, 3, 16, 17}) {
+                const int64_t ldx = n + 3;
+                const auto a = randomFloats(static_cast<size_t>(std::max<int64_t>(m, 1)), 23);
+                const auto raw = randomFloats(static_cast<size_t>(std::max<int64_t>(m, 1) * ldx), 24);
+                std::vector<uint16_t> x16(raw.size());
+                std::vector<float> x32(raw.size());
+                for (size_t i = 0; i < raw.size(); ++i) {
+                    x16[i] = floatToFp16(raw[i]);
+                    x32[i] = fp16ToFloat(x16[i]);
+                }
+                auto y16 = randomFloats(static_cast<size_t>(n), 25);
+                auto y32 = y16;
+                k->axpyRowsF16(a.data(), x16.data(), ldx, m, y16.data(), n);
+                k->axpyRows(a.data(), x32.data(), ldx, m, y32.data(), n);
+                EXPECT_EQ(y16, y32) << k->name << " n=" << n << " m=" << m;
+            }
+        }
+    }
+}
