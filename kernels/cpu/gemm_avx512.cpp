@@ -131,8 +131,9 @@ inline __m128 reduce4(__m512 a, __m512 b, __m512 c, __m512 d) {
 // One R x T F32 tile over k elements: one accumulator per output (R * T + T + 1 <= 32
 // registers), each output's products summed in k order, then reduce4 per 4 rows of a token,
 // stored 4 outputs at a time. Every output gets the same bits in any tile.
-template <int R, int T>
-void tileF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
+// W = uint16_t reads F16 rows with the same arithmetic (gemmF16AsF32: an F16 KV cache's keys).
+template <int R, int T, class W = float>
+void tileF32(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
     static_assert(R * T + T + 1 <= 32, "the tile must fit the 32 ZMM registers");
     const char* next = reinterpret_cast<const char*>(w + R * ldw);
     __m512 acc[R][T];
@@ -142,8 +143,9 @@ void tileF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k
         // Fetch the next tile's rows (contiguous in a matrix) as far ahead as this step reads:
         // a matrix read from memory or L3 (decode, or the first tile of tokens of a panel
         // block) streams without waiting on each line; from L2 the hint costs little.
-        for (int r = 0; r < R; ++r) _mm_prefetch(next + (r * ldw + i) * 4, _MM_HINT_T0);
-        fmaStep<float, R, T>(w, ldw, x, ldx, i, acc, mask...);
+        for (int r = 0; r < R; ++r)
+            _mm_prefetch(next + (r * ldw + i) * static_cast<int64_t>(sizeof(W)), _MM_HINT_T0);
+        fmaStep<W, R, T>(w, ldw, x, ldx, i, acc, mask...);
     };
     const int64_t steps = k / 16;
     for (int64_t j = 0; j < steps; ++j) step(16 * j);
@@ -222,7 +224,7 @@ template <class W, int R, int T> struct FloatTile {
 template <class W, int R, int T> struct F32Tile {
     static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y, int64_t ldy) {
         // Rows the table never uses for T (see kF32Rows) would not fit the registers.
-        if constexpr (R * T + T + 1 <= 32) tileF32<R, T>(w, ldw, x, ldx, k, y, ldy);
+        if constexpr (R * T + T + 1 <= 32) tileF32<R, T, W>(w, ldw, x, ldx, k, y, ldy);
     }
 };
 template <class W, int R, int T> struct QuantTile {
@@ -245,6 +247,7 @@ constexpr int kQ8Rows[kMaxT] = {2, 4, 3, 2, 2, 2};
 
 constexpr auto kF32Tiles = tileTable<float, float, F32Tile>();
 constexpr auto kF16Tiles = tileTable<uint16_t, float, FloatTile>();
+constexpr auto kF16AsF32Tiles = tileTable<uint16_t, float, F32Tile>();
 constexpr auto kQ8Tiles = tileTable<BlockQ8_0, BlockQ8_0, QuantTile>();
 constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
 
@@ -305,6 +308,32 @@ void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, 
 
 void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {
     axpyRowsOf(a, x, ldx, m, y, n);
+}
+
+void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
+                  int64_t tokens, float* y, int64_t ldy) {
+    if (rows > 0 && tokens > 0) panel(kF16AsF32Tiles, kF32Rows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+}
+
+void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    for (int64_t j = 0; j < m; ++j)
+        for (int64_t h = 0; h < heads; ++h)
+            tileF32<1, 1, uint16_t>(k + j * ldk + (firstHead + h) / group * hd, 0, q + h * hd, 0, hd, s + h * lds + j, 0);
+}
+
+void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
+                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    for (int64_t j = 0; j < m; ++j)
+        for (int64_t h = 0; h < heads; ++h) {
+            const __m512 a = _mm512_set1_ps(p[h * ldp + j]);
+            const uint16_t* x = v + j * ldv + (firstHead + h) / group * hd;
+            float* yh = y + h * hd;
+            for (int64_t i = 0; i < hd; i += 16) {
+                const auto mask = static_cast<__mmask16>(hd - i >= 16 ? 0xffff : (1u << (hd - i)) - 1);
+                _mm512_mask_storeu_ps(yh + i, mask, _mm512_fmadd_ps(a, load16(x + i, mask), _mm512_maskz_loadu_ps(mask, yh + i)));
+            }
+        }
 }
 
 } // namespace mb::kernels::avx512

@@ -71,7 +71,7 @@ void blockScores(const VecKernels& vk, const float* k, int64_t stride, const flo
 }
 void blockScores(const VecKernels& vk, const uint16_t* k, int64_t stride, const float* q, int64_t qStride,
                  int64_t headDim, int64_t n, int64_t queries, float* s, int64_t sStride) {
-    vk.gemmF16(k, stride, q, qStride, headDim, n, queries, s, sStride);
+    vk.gemmF16AsF32(k, stride, q, qStride, headDim, n, queries, s, sStride);
 }
 void blockSum(const VecKernels& vk, const float* p, const float* v, int64_t stride, int64_t n, float* out,
               int64_t headDim) {
@@ -127,6 +127,26 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint
                     int64_t outStride) {
     attendRun(q, qStride, queries, kBlocks, vBlocks, blockSize, len, stride, headOffset, headDim, scale, scores,
               scoreStride, out, outStride);
+}
+
+void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const uint16_t* const* kBlocks,
+                      const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
+                      float scale, float* scores, int64_t scoreStride, float* out) {
+    // attendRun's three phases for one query, each over whole rows for all the heads: every
+    // key row's scores, each head's softmax, then every value row's contribution.
+    const VecKernels& vk = vecKernels();
+    for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
+        vk.scoreRowsF16(kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group, headDim,
+                        scores + j0, scoreStride);
+    for (int64_t h = 0; h < heads; ++h) {
+        float* s = scores + h * scoreStride;
+        for (int64_t j = 0; j < len; ++j) s[j] *= scale;
+        softmax(s, len);
+    }
+    std::fill(out, out + heads * headDim, 0.0f);
+    for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
+        vk.sumRowsF16(scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads, firstHead,
+                      group, headDim, out);
 }
 
 } // namespace mb::kernels

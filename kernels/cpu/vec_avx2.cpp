@@ -119,7 +119,10 @@ const VecKernels kAvx2{"avx2",
                        avx2::gemmQ4_0,
                        avx2::axpyRows,
                        expShiftSum,
-                       avx2::axpyRowsF16};
+                       avx2::gemmF16, // its F16 tiles are the F32 tiles with converting loads
+                       avx2::axpyRowsF16,
+                       avx2::scoreRowsF16,
+                       avx2::sumRowsF16};
 
 } // namespace
 

@@ -30,7 +30,10 @@ VecKernels makeTable() {
     k.gemmQ8_0 = avx512::gemmQ8_0;
     k.gemmQ4_0 = avx512::gemmQ4_0;
     k.axpyRows = avx512::axpyRows;
+    k.gemmF16AsF32 = avx512::gemmF16AsF32;
     k.axpyRowsF16 = avx512::axpyRowsF16;
+    k.scoreRowsF16 = avx512::scoreRowsF16;
+    k.sumRowsF16 = avx512::sumRowsF16;
     return k;
 }
 

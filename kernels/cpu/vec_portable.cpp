@@ -85,6 +85,20 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
     for (int64_t j = 0; j < m; ++j)
         for (int64_t i = 0; i < n; ++i) y[i] += a[j] * fp16ToFloat(x[j * ldx + i]); // as axpy
 }
+// dotF16 is dotF32 on the converted row (the same loop, an exact conversion), so the F16
+// gemm is already gemmF16AsF32.
+void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    for (int64_t j = 0; j < m; ++j)
+        for (int64_t h = 0; h < heads; ++h)
+            s[h * lds + j] = dotF16(k + j * ldk + (firstHead + h) / group * hd, q + h * hd, hd); // gemm's dot
+}
+void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
+                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    for (int64_t j = 0; j < m; ++j)
+        for (int64_t h = 0; h < heads; ++h)
+            axpyRowsF16(p + h * ldp + j, v + j * ldv + (firstHead + h) / group * hd, 0, 1, y + h * hd, hd);
+}
 float expShiftSum(float* x, int64_t n, float shift) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; ++i) {
@@ -96,7 +110,8 @@ float expShiftSum(float* x, int64_t n, float shift) {
 
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
-                           gemmQ4_0,   axpyRows, expShiftSum, axpyRowsF16};
+                           gemmQ4_0,   axpyRows, expShiftSum, gemmF16,
+                           axpyRowsF16, scoreRowsF16, sumRowsF16};
 
 } // namespace
 

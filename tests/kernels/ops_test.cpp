@@ -9,6 +9,8 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace mb::kernels;
@@ -169,9 +171,9 @@ TEST(Ops, SoftmaxMatchesDoubleOnEveryLengthAndRange) {
 }
 
 TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
-    // K and V stored as F16 (the `mixed` precision's cache): every query of a run equals the
-    // same query attending alone, bit for bit, and the double-precision formula on the F16
-    // values within F32 rounding.
+    // K and V stored as F16 (the `mixed` precision's cache): a run gives F32 attention's bits
+    // on the converted values, every query of it equals the same query attending alone, and
+    // the double-precision formula on the F16 values holds within F32 rounding.
     for (int64_t hd : {8, 37, 48, 64}) {
         const int64_t bs = 5, stride = 2 * hd + 3, headOffset = hd + 1, total = 29;
         const int64_t nBlocks = (total + bs - 1) / bs;
@@ -188,6 +190,18 @@ TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
             kp.push_back(kStore.back().data());
             vp.push_back(vStore.back().data());
         }
+        // The same values in F32: the F16 cache must give exactly F32 attention's bits on them.
+        std::vector<std::vector<float>> k32, v32;
+        std::vector<const float*> kp32, vp32;
+        for (int64_t b = 0; b < nBlocks; ++b) {
+            for (auto [src, dst] : {std::pair{&kStore, &k32}, std::pair{&vStore, &v32}}) {
+                std::vector<float> f((*src)[static_cast<size_t>(b)].size());
+                for (size_t i = 0; i < f.size(); ++i) f[i] = fp16ToFloat((*src)[static_cast<size_t>(b)][i]);
+                dst->push_back(std::move(f));
+            }
+            kp32.push_back(k32.back().data());
+            vp32.push_back(v32.back().data());
+        }
         auto at = [&](const std::vector<const uint16_t*>& blocks, int64_t j, int64_t i) {
             return static_cast<double>(fp16ToFloat(blocks[static_cast<size_t>(j / bs)][(j % bs) * stride + headOffset + i]));
         };
@@ -199,6 +213,13 @@ TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
             std::vector<float> scores(static_cast<size_t>(queries * scoreStride)), out(static_cast<size_t>(queries * qStride));
             attendPagedRun(q.data(), qStride, queries, kp.data(), vp.data(), bs, len, stride, headOffset, hd, scale,
                            scores.data(), scoreStride, out.data(), qStride);
+            std::vector<float> out32(out.size());
+            attendPagedRun(q.data(), qStride, queries, kp32.data(), vp32.data(), bs, len, stride, headOffset, hd, scale,
+                           scores.data(), scoreStride, out32.data(), qStride);
+            for (int64_t t = 0; t < queries; ++t)
+                for (int64_t i = 0; i < hd; ++i)
+                    ASSERT_EQ(out[static_cast<size_t>(t * qStride + i)], out32[static_cast<size_t>(t * qStride + i)])
+                        << "hd=" << hd << " queries=" << queries << " t=" << t << " i=" << i;
             for (int64_t t = 0; t < queries; ++t) {
                 std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(total));
                 attendPagedRun(q.data() + t * qStride, 0, 1, kp.data(), vp.data(), bs, len + t, stride, headOffset, hd,
@@ -218,6 +239,43 @@ TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
                     for (int64_t j = 0; j < len + t; ++j) o += ref[static_cast<size_t>(j)] / sum * at(vp, j, i);
                     EXPECT_NEAR(got, o, 1e-5) << "hd=" << hd << " queries=" << queries << " t=" << t << " i=" << i;
                 }
+            }
+        }
+    }
+}
+
+TEST(Ops, DecodeAttentionOverWholeF16RowsEqualsOneHeadAtATime) {
+    // attendPagedHeads (a decode token, several heads reading whole positions) against
+    // attendPagedRun for each head alone: the same bits. Grouped-query layouts included.
+    for (int64_t hd : {8, 37, 48}) {
+        for (auto [heads, firstHead, group, kvHeads] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{6, 0, 1, 6},
+                                                        {3, 3, 1, 6}, {8, 0, 2, 4}, {4, 4, 4, 2}}) {
+            const int64_t bs = 5, len = 23, stride = kvHeads * hd + 2;
+            const int64_t nBlocks = (len + bs - 1) / bs;
+            std::vector<std::vector<uint16_t>> kStore, vStore;
+            std::vector<const uint16_t*> kp, vp;
+            for (int64_t b = 0; b < nBlocks; ++b) {
+                for (auto* store : {&kStore, &vStore}) {
+                    const auto raw = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(500 + b + store->size()));
+                    std::vector<uint16_t> h(raw.size());
+                    for (size_t i = 0; i < raw.size(); ++i) h[i] = floatToFp16(raw[i]);
+                    store->push_back(std::move(h));
+                }
+                kp.push_back(kStore.back().data());
+                vp.push_back(vStore.back().data());
+            }
+            const auto q = randomFloats(static_cast<size_t>(heads * hd), 77);
+            const int64_t scoreStride = len + 1;
+            std::vector<float> scores(static_cast<size_t>(heads * scoreStride)), out(static_cast<size_t>(heads * hd));
+            attendPagedHeads(q.data(), heads, firstHead, group, kp.data(), vp.data(), bs, len, stride, hd, 0.3f,
+                             scores.data(), scoreStride, out.data());
+            for (int64_t h = 0; h < heads; ++h) {
+                std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(len));
+                attendPagedRun(q.data() + h * hd, 0, 1, kp.data(), vp.data(), bs, len, stride,
+                               (firstHead + h) / group * hd, hd, 0.3f, sc.data(), 0, one.data(), 0);
+                for (int64_t i = 0; i < hd; ++i)
+                    ASSERT_EQ(out[static_cast<size_t>(h * hd + i)], one[static_cast<size_t>(i)])
+                        << "hd=" << hd << " heads=" << heads << " group=" << group << " h=" << h << " i=" << i;
             }
         }
     }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace mb::kernels;
@@ -359,6 +360,58 @@ TEST(VecAxpyRows, F16RowsEqualTheF32RowsTheyConvertTo) {
                 k->axpyRows(a.data(), x32.data(), ldx, m, y32.data(), n);
                 EXPECT_EQ(y16, y32) << k->name << " n=" << n << " m=" << m;
             }
+        }
+    }
+}
+
+TEST(VecAttentionRows, WholeRowsForManyHeadsEqualOneHeadAtATime) {
+    // A decode step's F16 attention kernels against this table's own per-head ones: the scores
+    // against gemmF16AsF32 (one token), the V sums against axpyRowsF16, bit for bit. Query heads
+    // firstHead.. map to kv heads by `group`; head sizes around the 8- and 16-lane steps.
+    for (const VecKernels* k : tables()) {
+        for (int64_t hd : {8, 13, 16, 37, 48, 64}) {
+            for (auto [heads, firstHead, group] : {std::tuple<int64_t, int64_t, int64_t>{1, 0, 1}, {6, 0, 1}, {3, 5, 1},
+                                                   {8, 0, 4}, {5, 2, 3}}) {
+                const int64_t kvHeads = (firstHead + heads - 1) / group + 1, m = 19;
+                const int64_t ld = kvHeads * hd + 5, lds = m + 3;
+                const auto raw = randomFloats(static_cast<size_t>(m * ld), static_cast<uint32_t>(hd + heads));
+                std::vector<uint16_t> rows(raw.size());
+                for (size_t i = 0; i < raw.size(); ++i) rows[i] = floatToFp16(raw[i]);
+                const auto q = randomFloats(static_cast<size_t>(heads * hd), 31);
+                std::vector<float> s(static_cast<size_t>(heads * lds), -1.0f), ref(s.size(), -1.0f);
+                k->scoreRowsF16(rows.data(), ld, m, q.data(), heads, firstHead, group, hd, s.data(), lds);
+                auto yRef = randomFloats(static_cast<size_t>(heads * hd), 32);
+                auto y = yRef;
+                const auto p = randomFloats(static_cast<size_t>(heads * lds), 33);
+                k->sumRowsF16(p.data(), lds, rows.data(), ld, m, heads, firstHead, group, hd, y.data());
+                for (int64_t h = 0; h < heads; ++h) {
+                    const int64_t off = (firstHead + h) / group * hd;
+                    k->gemmF16AsF32(rows.data() + off, ld, q.data() + h * hd, 0, hd, m, 1, ref.data() + h * lds, 0);
+                    k->axpyRowsF16(p.data() + h * lds, rows.data() + off, ld, m, yRef.data() + h * hd, hd);
+                }
+                EXPECT_EQ(s, ref) << k->name << " hd=" << hd << " heads=" << heads << " group=" << group;
+                EXPECT_EQ(y, yRef) << k->name << " hd=" << hd << " heads=" << heads << " group=" << group;
+            }
+        }
+    }
+}
+
+TEST(VecGemm, F16RowsAsF32EqualTheF32GemmOnTheConvertedRows) {
+    // An F16 KV cache's key scores: gemmF16AsF32 is gemmF32 on the rows converted to F32,
+    // including rows longer than its conversion buffer and more rows than fit it at once.
+    for (const VecKernels* k : tables()) {
+        for (auto [n, rows, tokens] : {std::tuple<int64_t, int64_t, int64_t>{8, 16, 1}, {48, 16, 1}, {48, 100, 8},
+                                       {37, 5, 3}, {64, 130, 6}, {5000, 3, 2}}) {
+            const int64_t ldw = n + 3, ldx = n + 1, ldy = rows + 2;
+            const auto raw = randomFloats(static_cast<size_t>(rows * ldw), static_cast<uint32_t>(n + rows));
+            std::vector<uint16_t> w16(raw.size());
+            std::vector<float> w32(raw.size());
+            for (size_t i = 0; i < raw.size(); ++i) w32[i] = fp16ToFloat(w16[i] = floatToFp16(raw[i]));
+            const auto x = randomFloats(static_cast<size_t>(tokens * ldx), 41);
+            std::vector<float> y16(static_cast<size_t>(tokens * ldy), -1.0f), y32(y16);
+            k->gemmF16AsF32(w16.data(), ldw, x.data(), ldx, n, rows, tokens, y16.data(), ldy);
+            k->gemmF32(w32.data(), ldw, x.data(), ldx, n, rows, tokens, y32.data(), ldy);
+            EXPECT_EQ(y16, y32) << k->name << " n=" << n << " rows=" << rows << " tokens=" << tokens;
         }
     }
 }

@@ -7,10 +7,13 @@
 // read through the same thread pool evicts the caches, as the step's weight products do
 // (evict = 0 skips it: K/V then stay in the caches as far as they fit).
 // Prints, per K/V type, the median milliseconds per step (all layers) of:
-//   attend  the forward pass's decode attention: one unit per (sequence, head) through
-//           kernels::attendPagedRun, the units spread over the pool;
-//   read    a sum over exactly the blocks attention reads, split evenly over the pool
-//           (what the bytes alone cost at this machine's bandwidth).
+//   per head  one unit per (sequence, head) through kernels::attendPagedRun, each reading
+//             its head's slice of every position (the forward pass's decode attention over
+//             F32 K/V);
+//   rows      F16 only: one unit per sequence through kernels::attendPagedHeads, reading
+//             whole positions for all heads (the forward pass's decode attention over F16);
+//   read      a sum over exactly the blocks attention reads, split evenly over the pool
+//             (what the bytes alone cost at this machine's bandwidth).
 // Compare the ratios in one run; the shared machine moves absolute figures by ±20%.
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/ops.h"
@@ -22,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 using namespace mb::kernels;
@@ -78,7 +82,7 @@ int main(int argc, char** argv) {
     std::vector<float> q(static_cast<size_t>(seqs * kHeads * kHeadDim)), out(q.size());
     for (auto& x : q) x = dist(rng);
     const int64_t maxLen = *std::max_element(lens.begin(), lens.end());
-    std::vector<float> scores(static_cast<size_t>(threads * maxLen));
+    std::vector<float> scores(static_cast<size_t>(threads * kHeads * maxLen));
     std::vector<float> flush(size_t{64} << 20 >> 2, 1.0f);
     std::vector<double> sinks(static_cast<size_t>(threads));
     ThreadPool pool(threads);
@@ -129,6 +133,26 @@ int main(int argc, char** argv) {
             };
             pool.parallelFor(seqs * kHeads, body, 1);
         };
+        auto attendRows = [&](int64_t l) {
+            if constexpr (std::is_same_v<T, uint16_t>) {
+                kp.clear();
+                vp.clear();
+                for (int64_t b = 0; b < blocks; ++b) {
+                    kp.push_back(store.kBlock(l, b, blocks));
+                    vp.push_back(store.vBlock(l, b, blocks));
+                }
+                auto body = [&](int64_t s0, int64_t s1, int w) {
+                    for (int64_t s = s0; s < s1; ++s) {
+                        const auto first = static_cast<size_t>(firstBlock[static_cast<size_t>(s)]);
+                        attendPagedHeads(&q[static_cast<size_t>(s * kHeads * kHeadDim)], kHeads, 0, 1, kp.data() + first,
+                                         vp.data() + first, kBlock, lens[static_cast<size_t>(s)], kKvDim, kHeadDim, scale,
+                                         &scores[static_cast<size_t>(w * kHeads * maxLen)], maxLen,
+                                         &out[static_cast<size_t>(s * kHeads * kHeadDim)]);
+                    }
+                };
+                pool.parallelFor(seqs, body, 1);
+            }
+        };
         auto read = [&](int64_t l) {
             auto body = [&](int64_t b0, int64_t b1, int w) {
                 uint64_t s = 0; // integer adds: the compiler vectorises the sum
@@ -145,8 +169,12 @@ int main(int argc, char** argv) {
         double cached = 0;
         for (int64_t len : lens) cached += static_cast<double>(len);
         const double mb = cached * kKvDim * 2 * kLayers * static_cast<double>(elemBytes) / 1e6;
-        std::printf("%s: %.1f MB of K/V per step; attend %.3f ms (%.1f GB/s), read %.3f ms (%.1f GB/s)\n", name, mb,
-                    attendMs, mb / attendMs, readMs, mb / readMs);
+        std::printf("%s: %.1f MB of K/V per step; per head %.3f ms (%.1f GB/s)", name, mb, attendMs, mb / attendMs);
+        if constexpr (std::is_same_v<T, uint16_t>) {
+            const double rowsMs = timeSteps(attendRows);
+            std::printf(", rows %.3f ms (%.1f GB/s)", rowsMs, mb / rowsMs);
+        }
+        std::printf(", read %.3f ms (%.1f GB/s)\n", readMs, mb / readMs);
     };
     std::printf("%lld sequences, %lld positions on average, %d threads, median of %d steps, caches %s\n",
                 static_cast<long long>(seqs), static_cast<long long>(positions), threads, reps,
