@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/cpu/vec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -134,10 +135,9 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         const int64_t block = table[static_cast<size_t>(pos / cache.blockSize())];
         const int64_t slot = pos % cache.blockSize();
         if (cache.type() == KvType::F16) {
-            kernels::quantizeRow(kernels::TensorType::F16, m_k.data() + t * kvDim, cache.keysF16(l, block) + slot * kvDim,
-                                 kvDim);
-            kernels::quantizeRow(kernels::TensorType::F16, m_v.data() + t * kvDim,
-                                 cache.valuesF16(l, block) + slot * kvDim, kvDim);
+            const kernels::VecKernels& vk = kernels::vecKernels();
+            vk.toF16(m_k.data() + t * kvDim, cache.keysF16(l, block) + slot * kvDim, kvDim);
+            vk.toF16(m_v.data() + t * kvDim, cache.valuesF16(l, block) + slot * kvDim, kvDim);
         } else {
             std::copy_n(m_k.data() + t * kvDim, kvDim, cache.keys(l, block) + slot * kvDim);
             std::copy_n(m_v.data() + t * kvDim, kvDim, cache.values(l, block) + slot * kvDim);

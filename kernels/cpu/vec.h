@@ -45,6 +45,9 @@ struct VecKernels {
     // x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x (softmax's numerator and
     // denominator in one pass). SIMD tables: a polynomial within 2 ulp of exp, 0 below e^-87.
     float (*expShiftSum)(float* x, int64_t n, float shift);
+    // y[i] = x[i] rounded to F16 (an F16 KV cache's writes): floatToFp16's bits for every
+    // non-NaN input (NaN stays NaN).
+    void (*toF16)(const float* x, uint16_t* y, int64_t n);
     // gemmF32 on F16 rows (an F16 KV cache's keys) converted exactly to F32: the same bits as
     // this table's gemmF32 on the converted rows, so an F16 cache's scores are F32 attention's
     // on the rounded keys, with the F32 tiles.

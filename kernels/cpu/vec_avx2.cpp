@@ -104,6 +104,16 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return hsum(sum);
 }
 
+// F16C's conversion rounds to nearest even, gives infinity on overflow and keeps subnormals:
+// floatToFp16's bits.
+void toF16(const float* x, uint16_t* y, int64_t n) {
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), kRound));
+    for (; i < n; ++i) y[i] = _cvtss_sh(x[i], kRound);
+}
+
 // The single dots are 1 x 1 tiles of the gemm kernels, so a dot and any tile agree bit for bit.
 const VecKernels kAvx2{"avx2",
                        dotOfGemm<avx2::gemmF32, float, float>,
@@ -119,6 +129,7 @@ const VecKernels kAvx2{"avx2",
                        avx2::gemmQ4_0,
                        avx2::axpyRows,
                        expShiftSum,
+                       toF16,
                        avx2::gemmF16, // its F16 tiles are the F32 tiles with converting loads
                        avx2::axpyRowsF16,
                        avx2::scoreRowsF16,

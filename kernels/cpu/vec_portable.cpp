@@ -85,6 +85,9 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
     for (int64_t j = 0; j < m; ++j)
         for (int64_t i = 0; i < n; ++i) y[i] += a[j] * fp16ToFloat(x[j * ldx + i]); // as axpy
 }
+void toF16(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = floatToFp16(x[i]);
+}
 // dotF16 is dotF32 on the converted row (the same loop, an exact conversion), so the F16
 // gemm is already gemmF16AsF32.
 void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
@@ -110,7 +113,7 @@ float expShiftSum(float* x, int64_t n, float shift) {
 
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
-                           gemmQ4_0,   axpyRows, expShiftSum, gemmF16,
+                           gemmQ4_0,   axpyRows, expShiftSum, toF16, gemmF16,
                            axpyRowsF16, scoreRowsF16, sumRowsF16};
 
 } // namespace

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <cstring>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -412,6 +414,30 @@ TEST(VecGemm, F16RowsAsF32EqualTheF32GemmOnTheConvertedRows) {
             k->gemmF16AsF32(w16.data(), ldw, x.data(), ldx, n, rows, tokens, y16.data(), ldy);
             k->gemmF32(w32.data(), ldw, x.data(), ldx, n, rows, tokens, y32.data(), ldy);
             EXPECT_EQ(y16, y32) << k->name << " n=" << n << " rows=" << rows << " tokens=" << tokens;
+        }
+    }
+}
+
+TEST(VecConvert, ToF16MatchesTheScalarRoundingEverywhere) {
+    // Every table's F32 -> F16 against floatToFp16: normals, ties, subnormals, overflow,
+    // infinities and zeros, at lengths around the vector steps.
+    std::vector<float> x;
+    for (uint32_t bits = 0x33000000u; bits < 0x47800000u; bits += 0x1234u) { // 2^-25 .. 65536
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        x.push_back(f);
+        x.push_back(-f);
+    }
+    for (float f : {0.0f, -0.0f, 65504.0f, 65519.0f, 65520.0f, 1e9f, -1e9f, 5.9604645e-8f, 2.9802322e-8f,
+                    1.0009765625f + 0.00048828125f, std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::denorm_min()})
+        x.push_back(f);
+    for (const VecKernels* k : tables()) {
+        for (size_t n : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, x.size()}) {
+            std::vector<uint16_t> y(n);
+            k->toF16(x.data() + (x.size() - n), y.data(), static_cast<int64_t>(n));
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(y[i], floatToFp16(x[x.size() - n + i])) << k->name << " x=" << x[x.size() - n + i];
         }
     }
 }

@@ -112,14 +112,17 @@ int main(int argc, char** argv) {
     };
     auto run = [&](const char* name, const auto& store, size_t elemBytes) {
         using T = std::remove_cvref_t<decltype(store.k[0])>;
-        std::vector<const T*> kp, vp;
-        auto attend = [&](int64_t l) {
+        std::vector<const T*> kp, vp; // block pointers of one layer, as the forward pass builds them
+        auto pointers = [&](int64_t l) {
             kp.clear();
             vp.clear();
             for (int64_t b = 0; b < blocks; ++b) {
                 kp.push_back(store.kBlock(l, b, blocks));
                 vp.push_back(store.vBlock(l, b, blocks));
             }
+        };
+        auto attend = [&](int64_t l) {
+            pointers(l);
             auto body = [&](int64_t u0, int64_t u1, int w) {
                 for (int64_t u = u0; u < u1; ++u) {
                     const auto s = static_cast<size_t>(u / kHeads);
@@ -135,12 +138,7 @@ int main(int argc, char** argv) {
         };
         auto attendRows = [&](int64_t l) {
             if constexpr (std::is_same_v<T, uint16_t>) {
-                kp.clear();
-                vp.clear();
-                for (int64_t b = 0; b < blocks; ++b) {
-                    kp.push_back(store.kBlock(l, b, blocks));
-                    vp.push_back(store.vBlock(l, b, blocks));
-                }
+                pointers(l);
                 auto body = [&](int64_t s0, int64_t s1, int w) {
                     for (int64_t s = s0; s < s1; ++s) {
                         const auto first = static_cast<size_t>(firstBlock[static_cast<size_t>(s)]);
