@@ -23,6 +23,9 @@ enum class KvType { F32, F16 };
 // device (the CUDA kernels read F32).
 KvType kvTypeFor(Precision precision, KvStorage storage);
 
+// Bytes one K or V element takes.
+inline uint64_t kvElementBytes(KvType type) { return type == KvType::F16 ? 2u : 4u; }
+
 // A backend's own copy of a cache's storage (e.g. device memory of the same geometry),
 // owned by the cache so that it lives and dies with it.
 class KvMirror {
@@ -50,7 +53,7 @@ public:
     uint64_t bytes() const { return static_cast<uint64_t>(m_blocks * m_blockSize) * bytesPerPosition(); }
     // Bytes one position takes across all layers (K and V).
     uint64_t bytesPerPosition() const {
-        return static_cast<uint64_t>(m_layers * m_kvDim * 2) * (m_type == KvType::F16 ? 2u : 4u);
+        return static_cast<uint64_t>(m_layers * m_kvDim * 2) * kvElementBytes(m_type);
     }
 
     // The storage a device backend attached (null until it runs this cache). Set once by

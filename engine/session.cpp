@@ -134,7 +134,7 @@ int64_t SessionImpl::poolTokens(const LlamaConfig& c) const {
 
 uint64_t SessionImpl::blockBytes() const {
     return static_cast<uint64_t>(m_profile.blockSize) * static_cast<uint64_t>(m_config.layers * m_config.kvDim() * 2) *
-           (kvType() == KvType::F16 ? 2u : 4u);
+           kvElementBytes(kvType());
 }
 
 void SessionImpl::ensurePool(const LlamaConfig& c) {

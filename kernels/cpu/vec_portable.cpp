@@ -86,7 +86,7 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
         for (int64_t i = 0; i < n; ++i) y[i] += a[j] * fp16ToFloat(x[j * ldx + i]); // as axpy
 }
 void toF16(const float* x, uint16_t* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = floatToFp16(x[i]);
+    quantizeRow(TensorType::F16, x, y, n);
 }
 // dotF16 is dotF32 on the converted row (the same loop, an exact conversion), so the F16
 // gemm is already gemmF16AsF32.
