@@ -182,23 +182,22 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
             const float* q = m_q.data() + t * qDim + h * hd;
             float* out = m_att.data() + t * qDim + h * hd;
             const int64_t len = batch.positions[bi] + 1;
-            auto attendRun = [&](const auto& kPtrs, const auto& vPtrs) {
-                kernels::attendPagedRun(q, qDim, run.count, kPtrs.data() + start, vPtrs.data() + start,
-                                        cache.blockSize(), len, kvDim, (h / group) * hd, hd, scale, scores,
-                                        contextLength, out, qDim);
+            auto attendWith = [&](const auto& kPtrs, const auto& vPtrs) {
+                if (run.count > 1) {
+                    kernels::attendPagedRun(q, qDim, run.count, kPtrs.data() + start, vPtrs.data() + start,
+                                            cache.blockSize(), len, kvDim, (h / group) * hd, hd, scale, scores,
+                                            contextLength, out, qDim);
+                } else if (h % kAttentionRun == 0) {
+                    // A decode token reads whole positions for up to kAttentionRun heads at
+                    // once: the first unit of each such group does it, the group's other
+                    // units have nothing left to do.
+                    kernels::attendPagedHeads(q, std::min<int64_t>(kAttentionRun, c.heads - h), h, group,
+                                              kPtrs.data() + start, vPtrs.data() + start, cache.blockSize(), len,
+                                              kvDim, hd, scale, scores, contextLength, out);
+                }
             };
-            if (cache.type() == KvType::F32) {
-                attendRun(m_kPtrs, m_vPtrs);
-            } else if (run.count > 1) {
-                attendRun(m_kPtrs16, m_vPtrs16);
-            } else if (h % kAttentionRun == 0) {
-                // A decode token over an F16 cache reads whole positions for up to
-                // kAttentionRun heads at once: the first unit of each such group does it,
-                // the group's other units have nothing left to do.
-                kernels::attendPagedHeads(q, std::min<int64_t>(kAttentionRun, c.heads - h), h, group,
-                                          m_kPtrs16.data() + start, m_vPtrs16.data() + start, cache.blockSize(), len,
-                                          kvDim, hd, scale, scores, contextLength, out);
-            }
+            if (cache.type() == KvType::F32) attendWith(m_kPtrs, m_vPtrs);
+            else attendWith(m_kPtrs16, m_vPtrs16);
         }
     };
     // A unit costs about (position * headDim * run length) multiply-adds; keep each thread's

@@ -219,25 +219,49 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
     axpyRowsOf(a, x, ldx, m, y, n);
 }
 
-void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds) {
+namespace {
+template <class T>
+void scoreRowsOf(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
+                 int64_t hd, float* s, int64_t lds) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h)
-            tileFloat<uint16_t, 1, 1>(k + j * ldk + (firstHead + h) / group * hd, 0, q + h * hd, 0, hd, s + h * lds + j, 0);
+            tileFloat<T, 1, 1>(k + j * ldk + (firstHead + h) / group * hd, 0, q + h * hd, 0, hd, s + h * lds + j, 0);
 }
 
-void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
-                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+template <class T>
+void sumRowsOf(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+               int64_t group, int64_t hd, float* y) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h) {
             const float a = p[h * ldp + j];
-            const uint16_t* x = v + j * ldv + (firstHead + h) / group * hd;
+            const T* x = v + j * ldv + (firstHead + h) / group * hd;
             float* yh = y + h * hd;
             int64_t i = 0;
             for (; i + 8 <= hd; i += 8)
                 _mm256_storeu_ps(yh + i, _mm256_fmadd_ps(_mm256_set1_ps(a), load8(x + i), _mm256_loadu_ps(yh + i)));
             for (; i < hd; ++i) yh[i] = std::fma(a, scalar(x[i]), yh[i]);
         }
+}
+} // namespace
+
+void scoreRowsF32(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+
+void sumRowsF32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+                int64_t group, int64_t hd, float* y) {
+    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
+}
+
+void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+
+void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
+                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
 }
 
 } // namespace mb::kernels::avx2

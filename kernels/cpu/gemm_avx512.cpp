@@ -315,25 +315,49 @@ void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, i
     if (rows > 0 && tokens > 0) panel(kF16AsF32Tiles, kF32Rows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
-void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds) {
+namespace {
+template <class T>
+void scoreRowsOf(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
+                 int64_t hd, float* s, int64_t lds) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h)
-            tileF32<1, 1, uint16_t>(k + j * ldk + (firstHead + h) / group * hd, 0, q + h * hd, 0, hd, s + h * lds + j, 0);
+            tileF32<1, 1, T>(k + j * ldk + (firstHead + h) / group * hd, 0, q + h * hd, 0, hd, s + h * lds + j, 0);
 }
 
-void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
-                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+template <class T>
+void sumRowsOf(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+               int64_t group, int64_t hd, float* y) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h) {
             const __m512 a = _mm512_set1_ps(p[h * ldp + j]);
-            const uint16_t* x = v + j * ldv + (firstHead + h) / group * hd;
+            const T* x = v + j * ldv + (firstHead + h) / group * hd;
             float* yh = y + h * hd;
             for (int64_t i = 0; i < hd; i += 16) {
                 const auto mask = static_cast<__mmask16>(hd - i >= 16 ? 0xffff : (1u << (hd - i)) - 1);
                 _mm512_mask_storeu_ps(yh + i, mask, _mm512_fmadd_ps(a, load16(x + i, mask), _mm512_maskz_loadu_ps(mask, yh + i)));
             }
         }
+}
+} // namespace
+
+void scoreRowsF32(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+
+void sumRowsF32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+                int64_t group, int64_t hd, float* y) {
+    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
+}
+
+void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds) {
+    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+
+void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
+                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
 }
 
 } // namespace mb::kernels::avx512

@@ -27,8 +27,12 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
 // VecKernels::gemmF16AsF32: the F32 tiles reading F16 rows (converting loads, same arithmetic).
 void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
                   int64_t tokens, float* y, int64_t ldy);
-// VecKernels::scoreRowsF16 and sumRowsF16: that 1 x 1 tile per (row, head), and per element
-// the FMA chain of axpyRowsF16.
+// VecKernels::scoreRows* and sumRows*: that 1 x 1 tile per (row, head), and per element
+// the FMA chain of axpyRows (axpyRowsF16).
+void scoreRowsF32(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                  int64_t group, int64_t hd, float* s, int64_t lds);
+void sumRowsF32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+                int64_t group, int64_t hd, float* y);
 void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
                   int64_t group, int64_t hd, float* s, int64_t lds);
 void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,

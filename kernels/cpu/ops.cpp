@@ -25,10 +25,7 @@ void softmax(float* x, int64_t n) {
 }
 
 void siluMul(float* gate, const float* up, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        const float g = gate[i];
-        gate[i] = g / (1.0f + std::exp(-g)) * up[i];
-    }
+    vecKernels().siluMul(gate, up, n);
 }
 
 void addInPlace(float* x, const float* y, int64_t n) {
@@ -129,15 +126,34 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint
               scoreStride, out, outStride);
 }
 
-void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const uint16_t* const* kBlocks,
-                      const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
-                      float scale, float* scores, int64_t scoreStride, float* out) {
+namespace {
+void scoreRows(const VecKernels& vk, const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads,
+               int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds) {
+    vk.scoreRowsF32(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+void scoreRows(const VecKernels& vk, const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads,
+               int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds) {
+    vk.scoreRowsF16(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
+}
+void sumRows(const VecKernels& vk, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads,
+             int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    vk.sumRowsF32(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
+}
+void sumRows(const VecKernels& vk, const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m,
+             int64_t heads, int64_t firstHead, int64_t group, int64_t hd, float* y) {
+    vk.sumRowsF16(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
+}
+
+template <class T>
+void attendHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const T* const* kBlocks,
+                 const T* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim, float scale,
+                 float* scores, int64_t scoreStride, float* out) {
     // attendRun's three phases for one query, each over whole rows for all the heads: every
     // key row's scores, each head's softmax, then every value row's contribution.
     const VecKernels& vk = vecKernels();
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
-        vk.scoreRowsF16(kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group, headDim,
-                        scores + j0, scoreStride);
+        scoreRows(vk, kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group, headDim,
+                  scores + j0, scoreStride);
     for (int64_t h = 0; h < heads; ++h) {
         float* s = scores + h * scoreStride;
         for (int64_t j = 0; j < len; ++j) s[j] *= scale;
@@ -145,8 +161,23 @@ void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t 
     }
     std::fill(out, out + heads * headDim, 0.0f);
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
-        vk.sumRowsF16(scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads, firstHead,
-                      group, headDim, out);
+        sumRows(vk, scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads, firstHead,
+                group, headDim, out);
+}
+} // namespace
+
+void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const float* const* kBlocks,
+                      const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
+                      float scale, float* scores, int64_t scoreStride, float* out) {
+    attendHeads(q, heads, firstHead, group, kBlocks, vBlocks, blockSize, len, stride, headDim, scale, scores,
+                scoreStride, out);
+}
+
+void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const uint16_t* const* kBlocks,
+                      const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
+                      float scale, float* scores, int64_t scoreStride, float* out) {
+    attendHeads(q, heads, firstHead, group, kBlocks, vBlocks, blockSize, len, stride, headDim, scale, scores,
+                scoreStride, out);
 }
 
 } // namespace mb::kernels

@@ -48,12 +48,15 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint
                     int64_t headOffset, int64_t headDim, float scale, float* scores, int64_t scoreStride, float* out,
                     int64_t outStride);
 
-// One query (a decode step) over an F16 cache for `heads` consecutive query heads at once:
-// query head firstHead + h reads q + h * headDim and kv head (firstHead + h) / group, and
-// writes out + h * headDim; scores: scratch of heads * scoreStride floats, scoreStride >= len.
-// Keys and values are read a whole position at a time (VecKernels::scoreRowsF16,
-// sumRowsF16), which the prefetchers follow where one head's slices they do not; each
-// head's output is bit for bit attendPagedRun's for that head alone.
+// One query (a decode step) for `heads` consecutive query heads at once: query head
+// firstHead + h reads q + h * headDim and kv head (firstHead + h) / group, and writes
+// out + h * headDim; scores: scratch of heads * scoreStride floats, scoreStride >= len.
+// Keys and values are read a whole position at a time (VecKernels::scoreRows*, sumRows*),
+// which the prefetchers follow where one head's slices of every position they do not; each
+// head's output is bit for bit attendPagedRun's for that head alone. F32 and F16 caches.
+void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const float* const* kBlocks,
+                      const float* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
+                      float scale, float* scores, int64_t scoreStride, float* out);
 void attendPagedHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const uint16_t* const* kBlocks,
                       const uint16_t* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim,
                       float scale, float* scores, int64_t scoreStride, float* out);

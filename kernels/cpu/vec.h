@@ -45,6 +45,9 @@ struct VecKernels {
     // x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x (softmax's numerator and
     // denominator in one pass). SIMD tables: a polynomial within 2 ulp of exp, 0 below e^-87.
     float (*expShiftSum)(float* x, int64_t n, float shift);
+    // gate[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i] for i < n (the
+    // FFN's gate). SIMD tables: e^x as in expShiftSum; the result within 4e-7 relative.
+    void (*siluMul)(float* gate, const float* up, int64_t n);
     // y[i] = x[i] rounded to F16 (an F16 KV cache's writes): floatToFp16's bits for every
     // non-NaN input (NaN stays NaN).
     void (*toF16)(const float* x, uint16_t* y, int64_t n);
@@ -56,16 +59,22 @@ struct VecKernels {
     // axpyRows over F16 rows (an F16 KV cache's V): bit for bit this table's axpyRows on the
     // rows converted to F32 (the conversion is exact).
     void (*axpyRowsF16)(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n);
-    // One query's attention over m F16 key (value) rows for `heads` query heads at once,
-    // reading each row front to back (a decode step's access pattern: whole rows, not one
-    // head's slice of every row). Query head h (0-based here, firstHead + h in the model)
-    // reads the kv head (firstHead + h) / group, at element offset that * hd of a row.
-    // scoreRowsF16: s[h * lds + j] = dot(k + j * ldk + kv offset, q + h * hd), each the same
-    // bits as gemmF16AsF32's single dot.
+    // One query's attention over m key (value) rows for `heads` query heads at once, reading
+    // each row front to back (a decode step's access pattern: whole rows, not one head's
+    // slice of every row). Query head h (0-based here, firstHead + h in the model) reads the
+    // kv head (firstHead + h) / group, at element offset that * hd of a row.
+    // scoreRowsF32: s[h * lds + j] = dot(k + j * ldk + kv offset, q + h * hd), each the same
+    // bits as gemmF32's single dot.
+    void (*scoreRowsF32)(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
+                         int64_t group, int64_t hd, float* s, int64_t lds);
+    // sumRowsF32: y[h * hd + i] += sum_j p[h * ldp + j] * v(row j, kv offset + i), rows in
+    // order; each element the same chain as this table's axpyRows on that head alone.
+    void (*sumRowsF32)(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads,
+                       int64_t firstHead, int64_t group, int64_t hd, float* y);
+    // The same over F16 rows (an F16 cache): the bits of gemmF16AsF32's single dot and of
+    // axpyRowsF16.
     void (*scoreRowsF16)(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads,
                          int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds);
-    // sumRowsF16: y[h * hd + i] += sum_j p[h * ldp + j] * v(row j, kv offset + i), rows in
-    // order; each element the same chain as this table's axpyRowsF16 on that head alone.
     void (*sumRowsF16)(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
                        int64_t firstHead, int64_t group, int64_t hd, float* y);
 };

@@ -104,6 +104,21 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return hsum(sum);
 }
 
+void siluMul(float* gate, const float* up, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    auto silu8 = [&](__m256 g, __m256 u) {
+        return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), g)))), u);
+    };
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(gate + i, silu8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
+    if (i < n) { // the tail as one masked vector
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)),
+                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(gate + i, mask, silu8(_mm256_maskload_ps(gate + i, mask), _mm256_maskload_ps(up + i, mask)));
+    }
+}
+
 // F16C's conversion rounds to nearest even, gives infinity on overflow and keeps subnormals:
 // floatToFp16's bits.
 void toF16(const float* x, uint16_t* y, int64_t n) {
@@ -129,9 +144,12 @@ const VecKernels kAvx2{"avx2",
                        avx2::gemmQ4_0,
                        avx2::axpyRows,
                        expShiftSum,
+                       siluMul,
                        toF16,
                        avx2::gemmF16, // its F16 tiles are the F32 tiles with converting loads
                        avx2::axpyRowsF16,
+                       avx2::scoreRowsF32,
+                       avx2::sumRowsF32,
                        avx2::scoreRowsF16,
                        avx2::sumRowsF16};
 

@@ -88,19 +88,20 @@ void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, floa
 void toF16(const float* x, uint16_t* y, int64_t n) {
     quantizeRow(TensorType::F16, x, y, n);
 }
-// dotF16 is dotF32 on the converted row (the same loop, an exact conversion), so the F16
-// gemm is already gemmF16AsF32.
-void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds) {
+// One kernel for both K/V types: Dot is the gemm's dot (dotF16 is dotF32 on the converted
+// row: the same loop, an exact conversion, so the F16 gemm is already gemmF16AsF32) and
+// Axpy the axpyRows of that type.
+template <class T, float (*Dot)(const T*, const float*, int64_t)>
+void scoreRowsOf(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
+                 int64_t hd, float* s, int64_t lds) {
     for (int64_t j = 0; j < m; ++j)
-        for (int64_t h = 0; h < heads; ++h)
-            s[h * lds + j] = dotF16(k + j * ldk + (firstHead + h) / group * hd, q + h * hd, hd); // gemm's dot
+        for (int64_t h = 0; h < heads; ++h) s[h * lds + j] = Dot(k + j * ldk + (firstHead + h) / group * hd, q + h * hd, hd);
 }
-void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
-                int64_t firstHead, int64_t group, int64_t hd, float* y) {
+template <class T, void (*Axpy)(const float*, const T*, int64_t, int64_t, float*, int64_t)>
+void sumRowsOf(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+               int64_t group, int64_t hd, float* y) {
     for (int64_t j = 0; j < m; ++j)
-        for (int64_t h = 0; h < heads; ++h)
-            axpyRowsF16(p + h * ldp + j, v + j * ldv + (firstHead + h) / group * hd, 0, 1, y + h * hd, hd);
+        for (int64_t h = 0; h < heads; ++h) Axpy(p + h * ldp + j, v + j * ldv + (firstHead + h) / group * hd, 0, 1, y + h * hd, hd);
 }
 float expShiftSum(float* x, int64_t n, float shift) {
     float sum = 0.0f;
@@ -111,10 +112,15 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return sum;
 }
 
+void siluMul(float* gate, const float* up, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
-                           gemmQ4_0,   axpyRows, expShiftSum, toF16, gemmF16,
-                           axpyRowsF16, scoreRowsF16, sumRowsF16};
+                           gemmQ4_0,   axpyRows, expShiftSum, siluMul, toF16, gemmF16,
+                           axpyRowsF16, scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
+                           scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>};
 
 } // namespace
 

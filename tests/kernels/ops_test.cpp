@@ -244,39 +244,49 @@ TEST(Ops, PagedAttentionOverAnF16CacheMatchesNaiveAndRunsAgree) {
     }
 }
 
-TEST(Ops, DecodeAttentionOverWholeF16RowsEqualsOneHeadAtATime) {
+TEST(Ops, DecodeAttentionOverWholeRowsEqualsOneHeadAtATime) {
     // attendPagedHeads (a decode token, several heads reading whole positions) against
-    // attendPagedRun for each head alone: the same bits. Grouped-query layouts included.
+    // attendPagedRun for each head alone, over F32 and F16 caches: the same bits.
+    // Grouped-query layouts included.
     for (int64_t hd : {8, 37, 48}) {
         for (auto [heads, firstHead, group, kvHeads] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{6, 0, 1, 6},
                                                         {3, 3, 1, 6}, {8, 0, 2, 4}, {4, 4, 4, 2}}) {
             const int64_t bs = 5, len = 23, stride = kvHeads * hd + 2;
             const int64_t nBlocks = (len + bs - 1) / bs;
-            std::vector<std::vector<uint16_t>> kStore, vStore;
-            std::vector<const uint16_t*> kp, vp;
+            std::vector<std::vector<float>> k32, v32;
+            std::vector<std::vector<uint16_t>> k16, v16;
+            std::vector<const float*> kp32, vp32;
+            std::vector<const uint16_t*> kp16, vp16;
             for (int64_t b = 0; b < nBlocks; ++b) {
-                for (auto* store : {&kStore, &vStore}) {
-                    const auto raw = randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(500 + b + store->size()));
-                    std::vector<uint16_t> h(raw.size());
-                    for (size_t i = 0; i < raw.size(); ++i) h[i] = floatToFp16(raw[i]);
-                    store->push_back(std::move(h));
+                for (auto [f32, f16] : {std::pair{&k32, &k16}, std::pair{&v32, &v16}}) {
+                    f32->push_back(randomFloats(static_cast<size_t>(bs * stride), static_cast<uint32_t>(500 + b + f32->size() + (f32 == &v32 ? 100 : 0))));
+                    std::vector<uint16_t> h(f32->back().size());
+                    for (size_t i = 0; i < h.size(); ++i) h[i] = floatToFp16(f32->back()[i]);
+                    f16->push_back(std::move(h));
                 }
-                kp.push_back(kStore.back().data());
-                vp.push_back(vStore.back().data());
+                kp32.push_back(k32.back().data());
+                vp32.push_back(v32.back().data());
+                kp16.push_back(k16.back().data());
+                vp16.push_back(v16.back().data());
             }
             const auto q = randomFloats(static_cast<size_t>(heads * hd), 77);
             const int64_t scoreStride = len + 1;
-            std::vector<float> scores(static_cast<size_t>(heads * scoreStride)), out(static_cast<size_t>(heads * hd));
-            attendPagedHeads(q.data(), heads, firstHead, group, kp.data(), vp.data(), bs, len, stride, hd, 0.3f,
-                             scores.data(), scoreStride, out.data());
-            for (int64_t h = 0; h < heads; ++h) {
-                std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(len));
-                attendPagedRun(q.data() + h * hd, 0, 1, kp.data(), vp.data(), bs, len, stride,
-                               (firstHead + h) / group * hd, hd, 0.3f, sc.data(), 0, one.data(), 0);
-                for (int64_t i = 0; i < hd; ++i)
-                    ASSERT_EQ(out[static_cast<size_t>(h * hd + i)], one[static_cast<size_t>(i)])
-                        << "hd=" << hd << " heads=" << heads << " group=" << group << " h=" << h << " i=" << i;
-            }
+            auto check = [&](const char* type, const auto& kp, const auto& vp) {
+                std::vector<float> scores(static_cast<size_t>(heads * scoreStride)), out(static_cast<size_t>(heads * hd));
+                attendPagedHeads(q.data(), heads, firstHead, group, kp.data(), vp.data(), bs, len, stride, hd, 0.3f,
+                                 scores.data(), scoreStride, out.data());
+                for (int64_t h = 0; h < heads; ++h) {
+                    std::vector<float> one(static_cast<size_t>(hd)), sc(static_cast<size_t>(len));
+                    attendPagedRun(q.data() + h * hd, 0, 1, kp.data(), vp.data(), bs, len, stride,
+                                   (firstHead + h) / group * hd, hd, 0.3f, sc.data(), 0, one.data(), 0);
+                    for (int64_t i = 0; i < hd; ++i)
+                        ASSERT_EQ(out[static_cast<size_t>(h * hd + i)], one[static_cast<size_t>(i)])
+                            << type << " hd=" << hd << " heads=" << heads << " group=" << group << " h=" << h
+                            << " i=" << i;
+                }
+            };
+            check("F32", kp32, vp32);
+            check("F16", kp16, vp16);
         }
     }
 }

@@ -367,32 +367,38 @@ TEST(VecAxpyRows, F16RowsEqualTheF32RowsTheyConvertTo) {
 }
 
 TEST(VecAttentionRows, WholeRowsForManyHeadsEqualOneHeadAtATime) {
-    // A decode step's F16 attention kernels against this table's own per-head ones: the scores
-    // against gemmF16AsF32 (one token), the V sums against axpyRowsF16, bit for bit. Query heads
-    // firstHead.. map to kv heads by `group`; head sizes around the 8- and 16-lane steps.
+    // A decode step's attention kernels against this table's own per-head ones, for F32 and
+    // F16 rows: the scores against gemmF32 / gemmF16AsF32 (one token), the V sums against
+    // axpyRows / axpyRowsF16, bit for bit. Query heads firstHead.. map to kv heads by `group`;
+    // head sizes around the 8- and 16-lane steps.
     for (const VecKernels* k : tables()) {
         for (int64_t hd : {8, 13, 16, 37, 48, 64}) {
             for (auto [heads, firstHead, group] : {std::tuple<int64_t, int64_t, int64_t>{1, 0, 1}, {6, 0, 1}, {3, 5, 1},
                                                    {8, 0, 4}, {5, 2, 3}}) {
                 const int64_t kvHeads = (firstHead + heads - 1) / group + 1, m = 19;
                 const int64_t ld = kvHeads * hd + 5, lds = m + 3;
-                const auto raw = randomFloats(static_cast<size_t>(m * ld), static_cast<uint32_t>(hd + heads));
-                std::vector<uint16_t> rows(raw.size());
-                for (size_t i = 0; i < raw.size(); ++i) rows[i] = floatToFp16(raw[i]);
+                const auto rows32 = randomFloats(static_cast<size_t>(m * ld), static_cast<uint32_t>(hd + heads));
+                std::vector<uint16_t> rows16(rows32.size());
+                for (size_t i = 0; i < rows32.size(); ++i) rows16[i] = floatToFp16(rows32[i]);
                 const auto q = randomFloats(static_cast<size_t>(heads * hd), 31);
-                std::vector<float> s(static_cast<size_t>(heads * lds), -1.0f), ref(s.size(), -1.0f);
-                k->scoreRowsF16(rows.data(), ld, m, q.data(), heads, firstHead, group, hd, s.data(), lds);
-                auto yRef = randomFloats(static_cast<size_t>(heads * hd), 32);
-                auto y = yRef;
                 const auto p = randomFloats(static_cast<size_t>(heads * lds), 33);
-                k->sumRowsF16(p.data(), lds, rows.data(), ld, m, heads, firstHead, group, hd, y.data());
-                for (int64_t h = 0; h < heads; ++h) {
-                    const int64_t off = (firstHead + h) / group * hd;
-                    k->gemmF16AsF32(rows.data() + off, ld, q.data() + h * hd, 0, hd, m, 1, ref.data() + h * lds, 0);
-                    k->axpyRowsF16(p.data() + h * lds, rows.data() + off, ld, m, yRef.data() + h * hd, hd);
-                }
-                EXPECT_EQ(s, ref) << k->name << " hd=" << hd << " heads=" << heads << " group=" << group;
-                EXPECT_EQ(y, yRef) << k->name << " hd=" << hd << " heads=" << heads << " group=" << group;
+                const auto y0 = randomFloats(static_cast<size_t>(heads * hd), 32);
+                auto check = [&](const char* type, auto scoreRows, auto sumRows, auto gemm, auto axpyRows,
+                                 const auto& rows) {
+                    std::vector<float> s(static_cast<size_t>(heads * lds), -1.0f), ref(s.size(), -1.0f);
+                    scoreRows(rows.data(), ld, m, q.data(), heads, firstHead, group, hd, s.data(), lds);
+                    auto y = y0, yRef = y0;
+                    sumRows(p.data(), lds, rows.data(), ld, m, heads, firstHead, group, hd, y.data());
+                    for (int64_t h = 0; h < heads; ++h) {
+                        const int64_t off = (firstHead + h) / group * hd;
+                        gemm(rows.data() + off, ld, q.data() + h * hd, 0, hd, m, 1, ref.data() + h * lds, 0);
+                        axpyRows(p.data() + h * lds, rows.data() + off, ld, m, yRef.data() + h * hd, hd);
+                    }
+                    EXPECT_EQ(s, ref) << k->name << " " << type << " hd=" << hd << " heads=" << heads << " group=" << group;
+                    EXPECT_EQ(y, yRef) << k->name << " " << type << " hd=" << hd << " heads=" << heads << " group=" << group;
+                };
+                check("F32", k->scoreRowsF32, k->sumRowsF32, k->gemmF32, k->axpyRows, rows32);
+                check("F16", k->scoreRowsF16, k->sumRowsF16, k->gemmF16AsF32, k->axpyRowsF16, rows16);
             }
         }
     }
@@ -438,6 +444,57 @@ TEST(VecConvert, ToF16MatchesTheScalarRoundingEverywhere) {
             k->toF16(x.data() + (x.size() - n), y.data(), static_cast<int64_t>(n));
             for (size_t i = 0; i < n; ++i)
                 ASSERT_EQ(y[i], floatToFp16(x[x.size() - n + i])) << k->name << " x=" << x[x.size() - n + i];
+        }
+    }
+}
+
+TEST(VecElementwise, SiluMulIsWithinItsStatedErrorEverywhereAndLeavesThePastTheEndAlone) {
+    // The FFN gate: each table within 4e-7 relative of silu(g) * u computed in double, across
+    // the exponent's range (where e^-g underflows to 0 and overflows), with every tail length
+    // around the 8- and 16-lane steps; the element past n is never written.
+    for (const VecKernels* k : tables()) {
+        for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 33, 768}) {
+            std::vector<float> g(static_cast<size_t>(n) + 1), u(g.size());
+            std::mt19937 rng(static_cast<uint32_t>(n));
+            std::uniform_real_distribution<float> wide(-120.0f, 120.0f), narrow(-8.0f, 8.0f);
+            for (size_t i = 0; i < g.size(); ++i) {
+                g[i] = i % 3 == 0 ? wide(rng) : narrow(rng);
+                u[i] = narrow(rng);
+            }
+            g[0] = 0.0f;
+            const auto g0 = g;
+            k->siluMul(g.data(), u.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+                const double x = g0[static_cast<size_t>(i)];
+                const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
+                EXPECT_NEAR(g[static_cast<size_t>(i)], want, 4e-7 * std::abs(want) + 1e-30)
+                    << k->name << " n=" << n << " g=" << x;
+            }
+            EXPECT_EQ(g[static_cast<size_t>(n)], g0[static_cast<size_t>(n)]) << k->name << " n=" << n;
+        }
+    }
+}
+
+TEST(VecElementwise, ExpShiftSumIsWithinItsStatedErrorAndSumsWhatItWrites) {
+    // Softmax's numerator: e^(x - shift) within 2 ulp (2.4e-7 relative) of the float
+    // difference's exponential, 0 far below, and the returned sum equal to the written
+    // values' sum (to float rounding).
+    for (const VecKernels* k : tables()) {
+        for (int64_t n : {1, 7, 8, 9, 16, 17, 100}) {
+            auto x = randomFloats(static_cast<size_t>(n), static_cast<uint32_t>(n + 9));
+            for (auto& v : x) v *= 20.0f;
+            x[0] = -200.0f;
+            const auto x0 = x;
+            const float shift = 3.0f;
+            const float sum = k->expShiftSum(x.data(), n, shift);
+            double written = 0;
+            for (int64_t i = 0; i < n; ++i) {
+                const float arg = x0[static_cast<size_t>(i)] - shift; // the float difference, as the kernels take it
+                const double want = std::exp(static_cast<double>(arg));
+                EXPECT_NEAR(x[static_cast<size_t>(i)], want, 2.4e-7 * want + 1e-37) << k->name << " n=" << n << " i=" << i;
+                written += x[static_cast<size_t>(i)];
+            }
+            EXPECT_NEAR(sum, written, 1e-6 * written) << k->name << " n=" << n;
         }
     }
 }

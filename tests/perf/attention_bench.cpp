@@ -8,10 +8,9 @@
 // (evict = 0 skips it: K/V then stay in the caches as far as they fit).
 // Prints, per K/V type, the median milliseconds per step (all layers) of:
 //   per head  one unit per (sequence, head) through kernels::attendPagedRun, each reading
-//             its head's slice of every position (the forward pass's decode attention over
-//             F32 K/V);
-//   rows      F16 only: one unit per sequence through kernels::attendPagedHeads, reading
-//             whole positions for all heads (the forward pass's decode attention over F16);
+//             its head's slice of every position (a prefill run's pattern, for comparison);
+//   rows      one unit per sequence through kernels::attendPagedHeads, reading whole
+//             positions for all heads (the forward pass's decode attention);
 //   read      a sum over exactly the blocks attention reads, split evenly over the pool
 //             (what the bytes alone cost at this machine's bandwidth).
 // Compare the ratios in one run; the shared machine moves absolute figures by ±20%.
@@ -137,7 +136,7 @@ int main(int argc, char** argv) {
             pool.parallelFor(seqs * kHeads, body, 1);
         };
         auto attendRows = [&](int64_t l) {
-            if constexpr (std::is_same_v<T, uint16_t>) {
+            {
                 pointers(l);
                 auto body = [&](int64_t s0, int64_t s1, int w) {
                     for (int64_t s = s0; s < s1; ++s) {
@@ -163,16 +162,13 @@ int main(int argc, char** argv) {
             };
             pool.parallelFor(blocks, body, blocks / threads + 1);
         };
-        const double attendMs = timeSteps(attend), readMs = timeSteps(read);
+        const double attendMs = timeSteps(attend), rowsMs = timeSteps(attendRows), readMs = timeSteps(read);
         double cached = 0;
         for (int64_t len : lens) cached += static_cast<double>(len);
         const double mb = cached * kKvDim * 2 * kLayers * static_cast<double>(elemBytes) / 1e6;
-        std::printf("%s: %.1f MB of K/V per step; per head %.3f ms (%.1f GB/s)", name, mb, attendMs, mb / attendMs);
-        if constexpr (std::is_same_v<T, uint16_t>) {
-            const double rowsMs = timeSteps(attendRows);
-            std::printf(", rows %.3f ms (%.1f GB/s)", rowsMs, mb / rowsMs);
-        }
-        std::printf(", read %.3f ms (%.1f GB/s)\n", readMs, mb / readMs);
+        std::printf("%s: %.1f MB of K/V per step; per head %.3f ms (%.1f GB/s), rows %.3f ms (%.1f GB/s), "
+                    "read %.3f ms (%.1f GB/s)\n",
+                    name, mb, attendMs, mb / attendMs, rowsMs, mb / rowsMs, readMs, mb / readMs);
     };
     std::printf("%lld sequences, %lld positions on average, %d threads, median of %d steps, caches %s\n",
                 static_cast<long long>(seqs), static_cast<long long>(positions), threads, reps,
