@@ -170,6 +170,11 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
     const int64_t group = c.heads / c.kvHeads;
     const auto runs = static_cast<int64_t>(m_runs.size());
     const auto contextLength = static_cast<int64_t>(c.contextLength);
+    // A decode token reads whole positions for up to kAttentionRun heads at once when every
+    // thread has a run of its own (a batch: the prefetchers follow whole rows, not one head's
+    // slice of each); with fewer runs than threads (a lone sequence's decode) one unit per
+    // head lets all threads share the work, which measured faster there.
+    const bool wholeRows = runs >= m_pool.threads();
     auto attend = [&](int64_t u0, int64_t u1, int worker) {
         float* scores = m_scores.data() + static_cast<size_t>(worker * kAttentionRun * contextLength);
         for (int64_t u = u0; u < u1; ++u) {
@@ -183,14 +188,13 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
             float* out = m_att.data() + t * qDim + h * hd;
             const int64_t len = batch.positions[bi] + 1;
             auto attendWith = [&](const auto& kPtrs, const auto& vPtrs) {
-                if (run.count > 1) {
+                if (run.count > 1 || !wholeRows) {
                     kernels::attendPagedRun(q, qDim, run.count, kPtrs.data() + start, vPtrs.data() + start,
                                             cache.blockSize(), len, kvDim, (h / group) * hd, hd, scale, scores,
                                             contextLength, out, qDim);
                 } else if (h % kAttentionRun == 0) {
-                    // A decode token reads whole positions for up to kAttentionRun heads at
-                    // once: the first unit of each such group does it, the group's other
-                    // units have nothing left to do.
+                    // The first unit of each group of heads does the whole group, the
+                    // group's other units have nothing left to do.
                     kernels::attendPagedHeads(q, std::min<int64_t>(kAttentionRun, c.heads - h), h, group,
                                               kPtrs.data() + start, vPtrs.data() + start, cache.blockSize(), len,
                                               kvDim, hd, scale, scores, contextLength, out);

@@ -300,10 +300,72 @@ void axpyRowsOf(const float* a, const T* x, int64_t ldx, int64_t m, float* y, in
         kPasses[vectors - 1](a, x + i, ldx, m, y + i, last);
     }
 }
+
+// Q queries' outputs (y rows ldy apart, weights a rows lda apart) over the same m rows of x,
+// V vectors each: a row loaded once serves all Q, and Q * V independent chains hide the
+// FMA latency that one query's V chains wait on. Each output's chain is axpyRowsPass's.
+template <int Q, int V, class T>
+void axpyRowsQPass(const float* a, int64_t lda, const T* x, int64_t ldx, int64_t m, float* y, int64_t ldy,
+                   __mmask16 last) {
+    __m512 acc[Q][V];
+#pragma GCC unroll 4
+    for (int q = 0; q < Q; ++q)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[q][v] = _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, y + q * ldy + 16 * v);
+    for (int64_t j = 0; j < m; ++j) {
+        // The rows a few ahead, as a V block from L2 or L3 would otherwise be waited on.
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) _mm_prefetch(reinterpret_cast<const char*>(x + (j + 4) * ldx + 16 * v), _MM_HINT_T0);
+        __m512 xv[V];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) xv[v] = load16(x + j * ldx + 16 * v, v + 1 < V ? 0xffff : last);
+#pragma GCC unroll 4
+        for (int q = 0; q < Q; ++q) {
+            const __m512 aj = _mm512_set1_ps(a[q * lda + j]);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) acc[q][v] = _mm512_fmadd_ps(aj, xv[v], acc[q][v]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < Q; ++q)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + q * ldy + 16 * v, v + 1 < V ? 0xffff : last, acc[q][v]);
+}
+
+template <class T>
+void axpyRowsQOf(const float* a, int64_t lda, int64_t queries, const T* x, int64_t ldx, int64_t m, float* y,
+                 int64_t ldy, int64_t n) {
+    using Pass = void (*)(const float*, int64_t, const T*, int64_t, int64_t, float*, int64_t, __mmask16);
+    static constexpr Pass kPasses[4][4] = {
+        {axpyRowsQPass<1, 1, T>, axpyRowsQPass<1, 2, T>, axpyRowsQPass<1, 3, T>, axpyRowsQPass<1, 4, T>},
+        {axpyRowsQPass<2, 1, T>, axpyRowsQPass<2, 2, T>, axpyRowsQPass<2, 3, T>, axpyRowsQPass<2, 4, T>},
+        {axpyRowsQPass<3, 1, T>, axpyRowsQPass<3, 2, T>, axpyRowsQPass<3, 3, T>, axpyRowsQPass<3, 4, T>},
+        {axpyRowsQPass<4, 1, T>, axpyRowsQPass<4, 2, T>, axpyRowsQPass<4, 3, T>, axpyRowsQPass<4, 4, T>}};
+    for (int64_t i = 0; i < n; i += 64) {
+        const int64_t len = std::min<int64_t>(64, n - i);
+        const int64_t vectors = (len + 15) / 16;
+        const int64_t tail = len - 16 * (vectors - 1);
+        const auto last = static_cast<__mmask16>(tail == 16 ? 0xffff : (1u << tail) - 1);
+        for (int64_t q0 = 0; q0 < queries; q0 += 4) {
+            const int64_t qs = std::min<int64_t>(4, queries - q0);
+            kPasses[qs - 1][vectors - 1](a + q0 * lda, lda, x + i, ldx, m, y + q0 * ldy + i, ldy, last);
+        }
+    }
+}
 } // namespace
 
 void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
     axpyRowsOf(a, x, ldx, m, y, n);
+}
+
+void axpyRowsQ(const float* a, int64_t lda, int64_t queries, const float* x, int64_t ldx, int64_t m, float* y,
+               int64_t ldy, int64_t n) {
+    axpyRowsQOf(a, lda, queries, x, ldx, m, y, ldy, n);
+}
+
+void axpyRowsQF16(const float* a, int64_t lda, int64_t queries, const uint16_t* x, int64_t ldx, int64_t m, float* y,
+                  int64_t ldy, int64_t n) {
+    axpyRowsQOf(a, lda, queries, x, ldx, m, y, ldy, n);
 }
 
 void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {

@@ -82,6 +82,13 @@ float dotOfGemm(const W* w, const X* x, int64_t n) {
     return y;
 }
 
+// VecKernels::axpyRowsQ as one AxpyRows call per query (tables without a multi-query pass).
+template <auto AxpyRows, class T>
+void axpyRowsEach(const float* a, int64_t lda, int64_t queries, const T* x, int64_t ldx, int64_t m, float* y,
+                  int64_t ldy, int64_t n) {
+    for (int64_t q = 0; q < queries; ++q) AxpyRows(a + q * lda, x, ldx, m, y + q * ldy, n);
+}
+
 #if defined(__AVX__)
 // The sum of 8 floats in a fixed order.
 inline float hsum(__m256 v) {

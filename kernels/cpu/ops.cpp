@@ -16,12 +16,15 @@ void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
 }
 
 void softmax(float* x, int64_t n) {
+    softmaxScaled(x, n, 1.0f);
+}
+
+void softmaxScaled(float* x, int64_t n, float scale) {
     if (n <= 0) return;
-    float m = x[0];
-    for (int64_t i = 1; i < n; ++i) m = m < x[i] ? x[i] : m; // a max the compiler vectorises
-    const float sum = vecKernels().expShiftSum(x, n, m);
-    const float inv = 1.0f / sum;
-    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+    const VecKernels& vk = vecKernels();
+    const float m = vk.scaleMax(x, n, scale);
+    const float inv = 1.0f / vk.expShiftSum(x, n, m);
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv; // vectorised by the compiler
 }
 
 void siluMul(float* gate, const float* up, int64_t n) {
@@ -78,6 +81,15 @@ void blockSum(const VecKernels& vk, const float* p, const uint16_t* v, int64_t s
               int64_t headDim) {
     vk.axpyRowsF16(p, v, stride, n, out, headDim);
 }
+// blockSum for `queries` queries over the same n rows (p and out rows pStride, outStride apart).
+void blockSums(const VecKernels& vk, const float* p, int64_t pStride, int64_t queries, const float* v, int64_t stride,
+               int64_t n, float* out, int64_t outStride, int64_t headDim) {
+    vk.axpyRowsQ(p, pStride, queries, v, stride, n, out, outStride, headDim);
+}
+void blockSums(const VecKernels& vk, const float* p, int64_t pStride, int64_t queries, const uint16_t* v,
+               int64_t stride, int64_t n, float* out, int64_t outStride, int64_t headDim) {
+    vk.axpyRowsQF16(p, pStride, queries, v, stride, n, out, outStride, headDim);
+}
 
 template <class T>
 void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const* kBlocks, const T* const* vBlocks,
@@ -96,18 +108,22 @@ void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const*
         blockScores(vk, kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0, scoreStride);
     }
     for (int64_t t = 0; t < queries; ++t) {
-        float* s = scores + t * scoreStride;
-        for (int64_t j = 0; j < len + t; ++j) s[j] *= scale;
-        softmax(s, len + t);
+        softmaxScaled(scores + t * scoreStride, len + t, scale);
         std::fill(out + t * outStride, out + t * outStride + headDim, 0.0f);
     }
-    for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b)
+    for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b) {
+        if (j0 + blockSize <= len) { // every query sees the whole block: one pass for all
+            blockSums(vk, scores + j0, scoreStride, queries, vBlocks[b] + headOffset, stride, blockSize, out,
+                      outStride, headDim);
+            continue;
+        }
         for (int64_t t = 0; t < queries; ++t) {
             const int64_t n = std::min(blockSize, len + t - j0);
             if (n > 0)
                 blockSum(vk, scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n,
                          out + t * outStride, headDim);
         }
+    }
 }
 } // namespace
 
@@ -154,11 +170,7 @@ void attendHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
         scoreRows(vk, kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group, headDim,
                   scores + j0, scoreStride);
-    for (int64_t h = 0; h < heads; ++h) {
-        float* s = scores + h * scoreStride;
-        for (int64_t j = 0; j < len; ++j) s[j] *= scale;
-        softmax(s, len);
-    }
+    for (int64_t h = 0; h < heads; ++h) softmaxScaled(scores + h * scoreStride, len, scale);
     std::fill(out, out + heads * headDim, 0.0f);
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
         sumRows(vk, scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads, firstHead,

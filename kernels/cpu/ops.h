@@ -10,6 +10,9 @@ void rmsNorm(const float* x, const float* weight, float* out, int64_t n, float e
 
 // In place, numerically stable (max subtracted).
 void softmax(float* x, int64_t n);
+// softmax of x[i] * scale, in place (attention's scaled scores): the same bits as scaling
+// first, then softmax.
+void softmaxScaled(float* x, int64_t n, float scale);
 
 // gate[i] = silu(gate[i]) * up[i], silu(v) = v / (1 + exp(-v)).
 void siluMul(float* gate, const float* up, int64_t n);

@@ -45,6 +45,9 @@ struct VecKernels {
     // x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x (softmax's numerator and
     // denominator in one pass). SIMD tables: a polynomial within 2 ulp of exp, 0 below e^-87.
     float (*expShiftSum)(float* x, int64_t n, float shift);
+    // x[i] *= scale for i < n (n >= 1); returns the largest new x[i]: softmax's first pass
+    // over attention scores. Exact in every table (the products and the max are).
+    float (*scaleMax)(float* x, int64_t n, float scale);
     // gate[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i] for i < n (the
     // FFN's gate). SIMD tables: e^x as in expShiftSum; the result within 4e-7 relative.
     void (*siluMul)(float* gate, const float* up, int64_t n);
@@ -59,6 +62,13 @@ struct VecKernels {
     // axpyRows over F16 rows (an F16 KV cache's V): bit for bit this table's axpyRows on the
     // rows converted to F32 (the conversion is exact).
     void (*axpyRowsF16)(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n);
+    // axpyRows (axpyRowsF16) for `queries` outputs over the same m rows: y + q * ldy with
+    // weights a + q * lda, for q < queries; each output bit for bit that call alone (a prefill
+    // run's V sum over a block every query of the run sees in full).
+    void (*axpyRowsQ)(const float* a, int64_t lda, int64_t queries, const float* x, int64_t ldx, int64_t m, float* y,
+                      int64_t ldy, int64_t n);
+    void (*axpyRowsQF16)(const float* a, int64_t lda, int64_t queries, const uint16_t* x, int64_t ldx, int64_t m,
+                         float* y, int64_t ldy, int64_t n);
     // One query's attention over m key (value) rows for `heads` query heads at once, reading
     // each row front to back (a decode step's access pattern: whole rows, not one head's
     // slice of every row). Query head h (0-based here, firstHead + h in the model) reads the

@@ -6,6 +6,7 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
+#include <limits>
 
 #include <cmath>
 
@@ -104,6 +105,35 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return hsum(sum);
 }
 
+// Four running maxima (the max is exact, so their order does not matter) hide maxps's latency.
+float scaleMax(float* x, int64_t n, float scale) {
+    const __m256 a = _mm256_set1_ps(scale);
+    __m256 m[4];
+    for (auto& v : m) v = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int v = 0; v < 4; ++v) {
+            const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * v), a);
+            _mm256_storeu_ps(x + i + 8 * v, y);
+            m[v] = _mm256_max_ps(y, m[v]);
+        }
+    for (; i + 8 <= n; i += 8) {
+        const __m256 y = _mm256_mul_ps(_mm256_loadu_ps(x + i), a);
+        _mm256_storeu_ps(x + i, y);
+        m[0] = _mm256_max_ps(y, m[0]);
+    }
+    const __m256 all = _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3]));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, all);
+    float best = lanes[0];
+    for (int l = 1; l < 8; ++l) best = best < lanes[l] ? lanes[l] : best;
+    for (; i < n; ++i) {
+        x[i] *= scale;
+        best = best < x[i] ? x[i] : best;
+    }
+    return best;
+}
+
 void siluMul(float* gate, const float* up, int64_t n) {
     const __m256 one = _mm256_set1_ps(1.0f);
     auto silu8 = [&](__m256 g, __m256 u) {
@@ -144,10 +174,13 @@ const VecKernels kAvx2{"avx2",
                        avx2::gemmQ4_0,
                        avx2::axpyRows,
                        expShiftSum,
+                       scaleMax,
                        siluMul,
                        toF16,
                        avx2::gemmF16, // its F16 tiles are the F32 tiles with converting loads
                        avx2::axpyRowsF16,
+                       axpyRowsEach<avx2::axpyRows, float>,
+                       axpyRowsEach<avx2::axpyRowsF16, uint16_t>,
                        avx2::scoreRowsF32,
                        avx2::sumRowsF32,
                        avx2::scoreRowsF16,

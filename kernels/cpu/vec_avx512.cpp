@@ -32,6 +32,8 @@ VecKernels makeTable() {
     k.axpyRows = avx512::axpyRows;
     k.gemmF16AsF32 = avx512::gemmF16AsF32;
     k.axpyRowsF16 = avx512::axpyRowsF16;
+    k.axpyRowsQ = avx512::axpyRowsQ;
+    k.axpyRowsQF16 = avx512::axpyRowsQF16;
     k.scoreRowsF32 = avx512::scoreRowsF32;
     k.sumRowsF32 = avx512::sumRowsF32;
     k.scoreRowsF16 = avx512::scoreRowsF16;

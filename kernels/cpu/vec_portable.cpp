@@ -1,6 +1,7 @@
 // Portable scalar versions of the vector kernels: the reference every SIMD path is tested against.
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/quant.h"
+#include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/vec.h"
 
 #include <cmath>
@@ -112,14 +113,24 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return sum;
 }
 
+float scaleMax(float* x, int64_t n, float scale) {
+    float m = x[0] *= scale;
+    for (int64_t i = 1; i < n; ++i) {
+        x[i] *= scale;
+        m = m < x[i] ? x[i] : m;
+    }
+    return m;
+}
+
 void siluMul(float* gate, const float* up, int64_t n) {
     for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
-                           gemmQ4_0,   axpyRows, expShiftSum, siluMul, toF16, gemmF16,
-                           axpyRowsF16, scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
+                           gemmQ4_0,   axpyRows, expShiftSum, scaleMax, siluMul, toF16, gemmF16,
+                           axpyRowsF16, axpyRowsEach<axpyRows, float>, axpyRowsEach<axpyRowsF16, uint16_t>,
+                           scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
                            scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>};
 
 } // namespace

@@ -498,3 +498,30 @@ TEST(VecElementwise, ExpShiftSumIsWithinItsStatedErrorAndSumsWhatItWrites) {
         }
     }
 }
+
+TEST(VecAxpyRows, ManyQueriesAtOnceEqualOneQueryAtATime) {
+    // A prefill run's V sum: axpyRowsQ (axpyRowsQF16) for several queries over the same rows
+    // gives each query exactly its own axpyRows (axpyRowsF16), for query counts around the
+    // passes of 4 and row widths around the 16-lane steps and the 64-lane chunks.
+    for (const VecKernels* k : tables()) {
+        for (int64_t queries : {1, 2, 3, 4, 5, 8, 9}) {
+            for (int64_t n : {1, 15, 16, 17, 48, 64, 65, 100, 128}) {
+                const int64_t m = 16, ldx = n + 7, lda = m + 3, ldy = n + 5;
+                const auto a = randomFloats(static_cast<size_t>(queries * lda), static_cast<uint32_t>(queries + n));
+                const auto x32 = randomFloats(static_cast<size_t>(m * ldx), static_cast<uint32_t>(n + 50));
+                std::vector<uint16_t> x16(x32.size());
+                for (size_t i = 0; i < x32.size(); ++i) x16[i] = floatToFp16(x32[i]);
+                const auto y0 = randomFloats(static_cast<size_t>(queries * ldy), 61);
+                auto y = y0, yRef = y0, y16 = y0, y16Ref = y0;
+                k->axpyRowsQ(a.data(), lda, queries, x32.data(), ldx, m, y.data(), ldy, n);
+                k->axpyRowsQF16(a.data(), lda, queries, x16.data(), ldx, m, y16.data(), ldy, n);
+                for (int64_t q = 0; q < queries; ++q) {
+                    k->axpyRows(a.data() + q * lda, x32.data(), ldx, m, yRef.data() + q * ldy, n);
+                    k->axpyRowsF16(a.data() + q * lda, x16.data(), ldx, m, y16Ref.data() + q * ldy, n);
+                }
+                EXPECT_EQ(y, yRef) << k->name << " queries=" << queries << " n=" << n;
+                EXPECT_EQ(y16, y16Ref) << k->name << " queries=" << queries << " n=" << n;
+            }
+        }
+    }
+}
