@@ -157,7 +157,10 @@ void tileF32(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, fl
                                         r + 3 < R ? acc[r + 3][t] : zero);
             float* out = y + t * ldy + r;
             if (r + 4 <= R) _mm_storeu_ps(out, sums);
-            else _mm_mask_storeu_ps(out, static_cast<__mmask8>((1u << (R - r)) - 1), sums);
+            // The short store as a masked 16-lane vmovups: GCC makes a 4-lane masked store a
+            // masked vextractf32x4, which faults on this AMD CPU when the masked-off lanes
+            // cross into an unmapped page.
+            else _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << (R - r)) - 1), _mm512_castps128_ps512(sums));
         }
 }
 

@@ -23,12 +23,12 @@ void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 // m rows, one FMA per element and row in order j (the same bits as AVX2's axpyRows).
 void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n);
 // axpyRows over F16 rows, converted on load: the same FMAs, so the same bits.
+void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n);
 // VecKernels::axpyRowsQ (axpyRowsQF16): up to 4 queries over each row at once.
 void axpyRowsQ(const float* a, int64_t lda, int64_t queries, const float* x, int64_t ldx, int64_t m, float* y,
                int64_t ldy, int64_t n);
 void axpyRowsQF16(const float* a, int64_t lda, int64_t queries, const uint16_t* x, int64_t ldx, int64_t m, float* y,
                   int64_t ldy, int64_t n);
-void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n);
 // VecKernels::gemmF16AsF32: the F32 tiles reading F16 rows (converting loads, same arithmetic).
 void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
                   int64_t tokens, float* y, int64_t ldy);

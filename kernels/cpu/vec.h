@@ -49,7 +49,9 @@ struct VecKernels {
     // over attention scores. Exact in every table (the products and the max are).
     float (*scaleMax)(float* x, int64_t n, float scale);
     // gate[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i] for i < n (the
-    // FFN's gate). SIMD tables: e^x as in expShiftSum; the result within 4e-7 relative.
+    // FFN's gate), as g * e / (1 + e) with e = e^g for negative g (no overflow). SIMD tables:
+    // e^x as in expShiftSum. Within 4e-7 relative, or 2e-36 * |up[i]| where silu(g) is that
+    // small (g below about -80; 0 below -87.3).
     void (*siluMul)(float* gate, const float* up, int64_t n);
     // y[i] = x[i] rounded to F16 (an F16 KV cache's writes): floatToFp16's bits for every
     // non-NaN input (NaN stays NaN).

@@ -105,7 +105,8 @@ float expShiftSum(float* x, int64_t n, float shift) {
     return hsum(sum);
 }
 
-// Four running maxima (the max is exact, so their order does not matter) hide maxps's latency.
+// Four running maxima hide maxps's latency. The max is exact, so their order does not
+// matter, but for the sign of a zero maximum (-0 or +0, which exp(x - m) does not tell apart).
 float scaleMax(float* x, int64_t n, float scale) {
     const __m256 a = _mm256_set1_ps(scale);
     __m256 m[4];
@@ -134,10 +135,16 @@ float scaleMax(float* x, int64_t n, float scale) {
     return best;
 }
 
+// silu(g) = g / (1 + e^-g), taken as g * e / (1 + e) with e = e^g for g < 0, so e^-|g| never
+// overflows (exp8 saturates above 88.4): below -87.3 e is 0 and so is the result.
 void siluMul(float* gate, const float* up, int64_t n) {
     const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 signBit = _mm256_set1_ps(-0.0f);
     auto silu8 = [&](__m256 g, __m256 u) {
-        return _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), g)))), u);
+        const __m256 e = exp8(_mm256_or_ps(g, signBit)); // e^-|g|
+        const __m256 negative = _mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_LT_OQ);
+        const __m256 numerator = _mm256_blendv_ps(g, _mm256_mul_ps(g, e), negative);
+        return _mm256_mul_ps(_mm256_div_ps(numerator, _mm256_add_ps(one, e)), u);
     };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)

@@ -123,7 +123,10 @@ float scaleMax(float* x, int64_t n, float scale) {
 }
 
 void siluMul(float* gate, const float* up, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    for (int64_t i = 0; i < n; ++i) { // as the AVX2 kernel: e^-|g|, which never overflows
+        const float g = gate[i], e = std::exp(-std::fabs(g));
+        gate[i] = (g < 0.0f ? g * e : g) / (1.0f + e) * up[i];
+    }
 }
 
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,

@@ -106,9 +106,10 @@ TEST(VecAttentionRows, WholeRowsForManyHeadsEqualOneHeadAtATime) {
 }
 
 TEST(VecElementwise, SiluMulIsWithinItsStatedErrorEverywhereAndLeavesThePastTheEndAlone) {
-    // The FFN gate: each table within 4e-7 relative of silu(g) * u computed in double, across
-    // the exponent's range (where e^-g underflows to 0 and overflows), with every tail length
-    // around the 8- and 16-lane steps; the element past n is never written.
+    // The FFN gate: each table within 4e-7 relative of silu(g) * u computed in double (or
+    // 2e-36 |u| where silu(g) is that small), across the exponent's range (where e^-g
+    // underflows to 0 and where it would overflow), with every tail length around the 8- and
+    // 16-lane steps; the element past n is never written.
     for (const VecKernels* k : tables()) {
         for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 33, 768}) {
             std::vector<float> g(static_cast<size_t>(n) + 1), u(g.size());
@@ -119,12 +120,19 @@ TEST(VecElementwise, SiluMulIsWithinItsStatedErrorEverywhereAndLeavesThePastTheE
                 u[i] = narrow(rng);
             }
             g[0] = 0.0f;
+            if (n > 4) { // around where e^-g overflows F32 and where silu(g) leaves the normal range
+                g[1] = -88.5f;
+                g[2] = -100.0f;
+                g[3] = -87.0f;
+                g[4] = 89.0f;
+            }
             const auto g0 = g;
             k->siluMul(g.data(), u.data(), n);
             for (int64_t i = 0; i < n; ++i) {
                 const double x = g0[static_cast<size_t>(i)];
                 const double want = x / (1.0 + std::exp(-x)) * u[static_cast<size_t>(i)];
-                EXPECT_NEAR(g[static_cast<size_t>(i)], want, 4e-7 * std::abs(want) + 1e-30)
+                EXPECT_NEAR(g[static_cast<size_t>(i)], want,
+                            4e-7 * std::abs(want) + 2e-36 * std::abs(u[static_cast<size_t>(i)]))
                     << k->name << " n=" << n << " g=" << x;
             }
             EXPECT_EQ(g[static_cast<size_t>(n)], g0[static_cast<size_t>(n)]) << k->name << " n=" << n;
@@ -178,6 +186,31 @@ TEST(VecAxpyRows, ManyQueriesAtOnceEqualOneQueryAtATime) {
                 }
                 EXPECT_EQ(y, yRef) << k->name << " queries=" << queries << " n=" << n;
                 EXPECT_EQ(y16, y16Ref) << k->name << " queries=" << queries << " n=" << n;
+            }
+        }
+    }
+}
+
+TEST(VecElementwise, ScaleMaxScalesExactlyAndReturnsTheLargest) {
+    // Softmax's first pass: every x[i] * scale exactly as a scalar multiply gives it, and the
+    // largest of them, for lengths around the 8-lane steps and the 32-element unrolled loop,
+    // with the maximum placed first, last and in the tail.
+    for (const VecKernels* k : tables()) {
+        for (int64_t n : {1, 2, 7, 8, 9, 31, 32, 33, 100}) {
+            for (int64_t at : {int64_t{0}, n - 1, n / 2}) {
+                auto x = randomFloats(static_cast<size_t>(n), static_cast<uint32_t>(n * 7 + at));
+                for (auto& v : x) v = v * 40.0f - 30.0f; // all negative but the planted maximum
+                x[static_cast<size_t>(at)] = 11.5f;
+                const auto x0 = x;
+                const float scale = 0.14433756f;
+                const float got = k->scaleMax(x.data(), n, scale);
+                float want = x0[0] * scale;
+                for (int64_t i = 0; i < n; ++i) {
+                    const float y = x0[static_cast<size_t>(i)] * scale;
+                    EXPECT_EQ(x[static_cast<size_t>(i)], y) << k->name << " n=" << n << " i=" << i;
+                    want = want < y ? y : want;
+                }
+                EXPECT_EQ(got, want) << k->name << " n=" << n << " at=" << at;
             }
         }
     }

@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -348,4 +352,31 @@ TEST(VecConvert, ToF16MatchesTheScalarRoundingEverywhere) {
                 ASSERT_EQ(y[i], floatToFp16(x[x.size() - n + i])) << k->name << " x=" << x[x.size() - n + i];
         }
     }
+}
+
+TEST(VecGemm, ShortTilesStoreNothingPastTheLastOutput) {
+    // Outputs that end right before an unmapped page: a tile's short store (fewer than 4
+    // outputs) must not touch the page even with its lanes masked off (a masked 4-lane
+    // vextractf32x4 faulted there on AMD Zen 5). A fault ends the test binary.
+    const long page = sysconf(_SC_PAGESIZE);
+    auto* base = static_cast<char*>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(base, MAP_FAILED);
+    ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+    auto* end = reinterpret_cast<float*>(base + page);
+    const auto w = randomFloats(3 * 64, 5), x = randomFloats(64, 6);
+    std::vector<uint16_t> w16(w.size());
+    for (size_t i = 0; i < w.size(); ++i) w16[i] = floatToFp16(w[i]);
+    for (const VecKernels* k : tables()) {
+        for (int64_t rows = 1; rows <= 3; ++rows) {
+            std::vector<float> ref(static_cast<size_t>(rows));
+            k->gemmF32(w.data(), 64, x.data(), 64, 48, rows, 1, ref.data(), 1);
+            k->gemmF32(w.data(), 64, x.data(), 64, 48, rows, 1, end - rows, 1);
+            EXPECT_TRUE(std::equal(ref.begin(), ref.end(), end - rows)) << k->name << " rows=" << rows;
+            k->gemmF16AsF32(w16.data(), 64, x.data(), 64, 48, rows, 1, end - rows, 1);
+            k->gemmF16(w16.data(), 64, x.data(), 64, 48, rows, 1, end - rows, 1);
+        }
+        k->scoreRowsF32(w.data(), 64, 1, x.data(), 1, 0, 1, 48, end - 1, 1);
+        k->scoreRowsF16(w16.data(), 64, 1, x.data(), 1, 0, 1, 48, end - 1, 1);
+    }
+    munmap(base, 2 * page);
 }
