@@ -284,8 +284,8 @@ void runCompare(const CompareArgs& a) {
     };
     std::cerr << "compare: " << requests.size() << " requests (" << spec.name << ", seed " << spec.seed << ")"
               << (opts.primers.empty() ? "" : ", " + std::to_string(opts.primers.size()) + " prefix primers")
-              << "; A = " << candidates[0].profile.name << ", B = " << candidates[1].profile.name << ", "
-              << a.threads << " threads\n";
+              << "\n  A: " << lab::describeCandidate(candidates[0]) << "\n  B: " << lab::describeCandidate(candidates[1])
+              << '\n';
     if (sink) {
         opts.sink = sink.get();
         opts.runInfo = runInfo(a, spec, opts, candidates);

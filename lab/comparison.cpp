@@ -2,6 +2,7 @@
 #include "lab/comparison.h"
 
 #include "engine/gguf.h"
+#include "engine/kv_cache.h"
 #include "engine/session.h"
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
@@ -55,6 +56,29 @@ struct Live {
     double startupMs = 0;
 };
 
+} // namespace
+
+std::string describeCandidate(const Candidate& c) {
+    if (c.isRemote()) {
+        try {
+            return "remote " + RemoteSpec::parse(c.remote).url();
+        } catch (const std::exception&) {
+            return "remote " + c.remote;
+        }
+    }
+    const engine::Profile& p = c.profile;
+    const auto storage = c.device.kind == engine::Device::Kind::Cpu ? engine::KvStorage::Host : engine::KvStorage::Device;
+    const bool halfKv = engine::kvTypeFor(p.precision, storage) == engine::KvType::F16;
+    const std::string batching = p.batching == engine::BatchingPolicy::Off
+                                     ? "batching off"
+                                     : "batching dynamic (up to " + std::to_string(p.maxBatch) + " sequences)";
+    return "embedded " + p.name + " on " + c.device.id() + ", " + std::to_string(c.threads) + " threads: " +
+           engine::precisionName(p.precision) + " precision (K/V " + (halfKv ? "F16" : "F32") + "), " + batching +
+           ", prefix cache " + (p.prefixCache ? "on" : "off");
+}
+
+namespace {
+
 Live startCandidate(const Candidate& c) {
     const auto t0 = std::chrono::steady_clock::now();
     if (c.isRemote()) {
@@ -69,9 +93,7 @@ Live startCandidate(const Candidate& c) {
         return Live{std::move(remote), 0};
     }
     auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads, .device = c.device});
-    const std::string desc = "embedded " + c.profile.name + " on " + c.device.id() + ", " +
-                             std::to_string(c.threads) + " threads";
-    Live live{std::make_unique<EmbeddedTarget>(std::move(session), desc), 0};
+    Live live{std::make_unique<EmbeddedTarget>(std::move(session), describeCandidate(c)), 0};
     live.target->waitIdle();
     live.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return live;

@@ -32,6 +32,11 @@ struct Candidate {
     std::optional<engine::SamplerParams> sampling;
 };
 
+// One line saying what a candidate runs, e.g. "embedded fast on cpu, 2 threads: mixed
+// precision (K/V F16), batching off, prefix cache on" or "remote http://host:8000/v1"; the
+// precision and batching are what a throughput comparison of two modes mostly depends on.
+std::string describeCandidate(const Candidate& c);
+
 struct CandidateResult {
     Candidate candidate;
     int64_t storeId = 0;        // the sink's candidate id (0 without a sink)

@@ -19,7 +19,7 @@ public:
     virtual engine::SessionStats stats() const = 0;
     // Blocks until the target has nothing in flight (and any warm-up is over).
     virtual void waitIdle() = 0;
-    // A one-line description for reports, e.g. "embedded fast on cpu, 2 threads".
+    // A one-line description for reports (lab::describeCandidate for a comparison's targets).
     virtual std::string describe() const = 0;
 };
 

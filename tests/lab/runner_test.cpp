@@ -244,6 +244,23 @@ TEST(Comparison, WritesThroughTheSink) {
     EXPECT_GE(sink.flushes, 1);
 }
 
+TEST(Comparison, DescribesWhatEachCandidateRuns) {
+    // The precision (and the K/V type it implies), the batching and the prefix cache: what a
+    // throughput comparison of the two modes depends on, said before the run starts.
+    Candidate fast{.label = "a", .modelPath = "m.gguf", .profile = engine::Profile::fast(), .threads = 2};
+    EXPECT_EQ(describeCandidate(fast),
+              "embedded fast on cpu, 2 threads: mixed precision (K/V F16), batching off, prefix cache on");
+    Candidate regular{.label = "b", .modelPath = "m.gguf", .profile = engine::Profile::regular(), .threads = 4};
+    EXPECT_EQ(describeCandidate(regular), "embedded regular on cpu, 4 threads: native precision (K/V F32), "
+                                          "batching dynamic (up to 8 sequences), prefix cache off");
+    Candidate onGpu = fast;
+    onGpu.device = {engine::Device::Kind::Cuda, 1};
+    EXPECT_NE(describeCandidate(onGpu).find("on cuda:1, 2 threads: mixed precision (K/V F32)"), std::string::npos)
+        << "the CUDA backend keeps K/V in F32 at every precision";
+    Candidate remote{.label = "b", .remote = "remote:http://127.0.0.1:8000/v1#m"};
+    EXPECT_EQ(describeCandidate(remote).rfind("remote http://127.0.0.1:8000", 0), 0u) << describeCandidate(remote);
+}
+
 TEST(Sha256, KnownDigest) {
     const auto p = std::filesystem::temp_directory_path() / "mb_sha_abc";
     std::ofstream(p) << "abc";
