@@ -84,7 +84,7 @@ Live startCandidate(const Candidate& c) {
     if (c.isRemote()) {
         RemoteSpec spec = RemoteSpec::parse(c.remote);
         spec.apiKeyEnv = c.apiKeyEnv;
-        auto remote = std::make_unique<RemoteTarget>(spec, "remote " + spec.url());
+        auto remote = std::make_unique<RemoteTarget>(spec, describeCandidate(c));
         if (spec.textPrompts) {
             std::shared_ptr<const engine::Tokenizer> tok =
                 engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(c.modelPath)));

@@ -64,32 +64,24 @@ void attendPaged(const float* q, const float* const* kBlocks, const float* const
 }
 
 namespace {
-// The key scores and the V sum of one block, per KV element type.
-void blockScores(const VecKernels& vk, const float* k, int64_t stride, const float* q, int64_t qStride,
-                 int64_t headDim, int64_t n, int64_t queries, float* s, int64_t sStride) {
-    vk.gemmF32(k, stride, q, qStride, headDim, n, queries, s, sStride);
-}
-void blockScores(const VecKernels& vk, const uint16_t* k, int64_t stride, const float* q, int64_t qStride,
-                 int64_t headDim, int64_t n, int64_t queries, float* s, int64_t sStride) {
-    vk.gemmF16AsF32(k, stride, q, qStride, headDim, n, queries, s, sStride);
-}
-void blockSum(const VecKernels& vk, const float* p, const float* v, int64_t stride, int64_t n, float* out,
-              int64_t headDim) {
-    vk.axpyRows(p, v, stride, n, out, headDim);
-}
-void blockSum(const VecKernels& vk, const float* p, const uint16_t* v, int64_t stride, int64_t n, float* out,
-              int64_t headDim) {
-    vk.axpyRowsF16(p, v, stride, n, out, headDim);
-}
-// blockSum for `queries` queries over the same n rows (p and out rows pStride, outStride apart).
-void blockSums(const VecKernels& vk, const float* p, int64_t pStride, int64_t queries, const float* v, int64_t stride,
-               int64_t n, float* out, int64_t outStride, int64_t headDim) {
-    vk.axpyRowsQ(p, pStride, queries, v, stride, n, out, outStride, headDim);
-}
-void blockSums(const VecKernels& vk, const float* p, int64_t pStride, int64_t queries, const uint16_t* v,
-               int64_t stride, int64_t n, float* out, int64_t outStride, int64_t headDim) {
-    vk.axpyRowsQF16(p, pStride, queries, v, stride, n, out, outStride, headDim);
-}
+// The VecKernels entries attention uses, per K/V element type (called as (vk.*entry)(...)):
+// a block's key scores, its V sum for one query and for several, and a decode token's
+// whole-row scores and sums.
+template <class T> struct KvKernels;
+template <> struct KvKernels<float> {
+    static constexpr auto scores = &VecKernels::gemmF32;
+    static constexpr auto sum = &VecKernels::axpyRows;
+    static constexpr auto sums = &VecKernels::axpyRowsQ;
+    static constexpr auto scoreRows = &VecKernels::scoreRowsF32;
+    static constexpr auto sumRows = &VecKernels::sumRowsF32;
+};
+template <> struct KvKernels<uint16_t> {
+    static constexpr auto scores = &VecKernels::gemmF16AsF32;
+    static constexpr auto sum = &VecKernels::axpyRowsF16;
+    static constexpr auto sums = &VecKernels::axpyRowsQF16;
+    static constexpr auto scoreRows = &VecKernels::scoreRowsF16;
+    static constexpr auto sumRows = &VecKernels::sumRowsF16;
+};
 
 template <class T>
 void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const* kBlocks, const T* const* vBlocks,
@@ -105,7 +97,8 @@ void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const*
     const int64_t lenAll = len + queries - 1; // keys the last query sees
     for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b) {
         const int64_t n = std::min(blockSize, lenAll - j0);
-        blockScores(vk, kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0, scoreStride);
+        (vk.*KvKernels<T>::scores)(kBlocks[b] + headOffset, stride, q, qStride, headDim, n, queries, scores + j0,
+                                   scoreStride);
     }
     for (int64_t t = 0; t < queries; ++t) {
         softmaxScaled(scores + t * scoreStride, len + t, scale);
@@ -113,15 +106,15 @@ void attendRun(const float* q, int64_t qStride, int64_t queries, const T* const*
     }
     for (int64_t j0 = 0, b = 0; j0 < lenAll; j0 += blockSize, ++b) {
         if (j0 + blockSize <= len) { // every query sees the whole block: one pass for all
-            blockSums(vk, scores + j0, scoreStride, queries, vBlocks[b] + headOffset, stride, blockSize, out,
-                      outStride, headDim);
+            (vk.*KvKernels<T>::sums)(scores + j0, scoreStride, queries, vBlocks[b] + headOffset, stride, blockSize,
+                                     out, outStride, headDim);
             continue;
         }
         for (int64_t t = 0; t < queries; ++t) {
             const int64_t n = std::min(blockSize, len + t - j0);
             if (n > 0)
-                blockSum(vk, scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n,
-                         out + t * outStride, headDim);
+                (vk.*KvKernels<T>::sum)(scores + t * scoreStride + j0, vBlocks[b] + headOffset, stride, n,
+                                        out + t * outStride, headDim);
         }
     }
 }
@@ -143,23 +136,6 @@ void attendPagedRun(const float* q, int64_t qStride, int64_t queries, const uint
 }
 
 namespace {
-void scoreRows(const VecKernels& vk, const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads,
-               int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds) {
-    vk.scoreRowsF32(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
-}
-void scoreRows(const VecKernels& vk, const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads,
-               int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds) {
-    vk.scoreRowsF16(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
-}
-void sumRows(const VecKernels& vk, const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads,
-             int64_t firstHead, int64_t group, int64_t hd, float* y) {
-    vk.sumRowsF32(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
-}
-void sumRows(const VecKernels& vk, const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m,
-             int64_t heads, int64_t firstHead, int64_t group, int64_t hd, float* y) {
-    vk.sumRowsF16(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
-}
-
 template <class T>
 void attendHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group, const T* const* kBlocks,
                  const T* const* vBlocks, int64_t blockSize, int64_t len, int64_t stride, int64_t headDim, float scale,
@@ -168,13 +144,13 @@ void attendHeads(const float* q, int64_t heads, int64_t firstHead, int64_t group
     // key row's scores, each head's softmax, then every value row's contribution.
     const VecKernels& vk = vecKernels();
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
-        scoreRows(vk, kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group, headDim,
-                  scores + j0, scoreStride);
+        (vk.*KvKernels<T>::scoreRows)(kBlocks[b], stride, std::min(blockSize, len - j0), q, heads, firstHead, group,
+                                      headDim, scores + j0, scoreStride);
     for (int64_t h = 0; h < heads; ++h) softmaxScaled(scores + h * scoreStride, len, scale);
     std::fill(out, out + heads * headDim, 0.0f);
     for (int64_t j0 = 0, b = 0; j0 < len; j0 += blockSize, ++b)
-        sumRows(vk, scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads, firstHead,
-                group, headDim, out);
+        (vk.*KvKernels<T>::sumRows)(scores + j0, scoreStride, vBlocks[b], stride, std::min(blockSize, len - j0), heads,
+                                    firstHead, group, headDim, out);
 }
 } // namespace
 
