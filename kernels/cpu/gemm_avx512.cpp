@@ -277,36 +277,10 @@ void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 }
 
 namespace {
-// V vectors of y (the last masked to `tail` lanes when tail > 0) over all m rows.
-template <int V, class T>
-void axpyRowsPass(const float* a, const T* x, int64_t ldx, int64_t m, float* y, __mmask16 last) {
-    __m512 acc[V];
-    for (int v = 0; v < V; ++v) acc[v] = _mm512_maskz_loadu_ps(v + 1 < V ? 0xffff : last, y + 16 * v);
-    for (int64_t j = 0; j < m; ++j) {
-        const __m512 aj = _mm512_set1_ps(a[j]);
-        const T* xj = x + j * ldx;
-        for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(aj, load16(xj + 16 * v, v + 1 < V ? 0xffff : last), acc[v]);
-    }
-    for (int v = 0; v < V; ++v) _mm512_mask_storeu_ps(y + 16 * v, v + 1 < V ? 0xffff : last, acc[v]);
-}
-
-template <class T>
-void axpyRowsOf(const float* a, const T* x, int64_t ldx, int64_t m, float* y, int64_t n) {
-    using Pass = void (*)(const float*, const T*, int64_t, int64_t, float*, __mmask16);
-    static constexpr Pass kPasses[8] = {axpyRowsPass<1, T>, axpyRowsPass<2, T>, axpyRowsPass<3, T>, axpyRowsPass<4, T>,
-                                        axpyRowsPass<5, T>, axpyRowsPass<6, T>, axpyRowsPass<7, T>, axpyRowsPass<8, T>};
-    for (int64_t i = 0; i < n; i += 128) {
-        const int64_t len = std::min<int64_t>(128, n - i);
-        const int64_t vectors = (len + 15) / 16;
-        const int64_t tail = len - 16 * (vectors - 1); // 1..16 lanes in the last vector
-        const auto last = static_cast<__mmask16>(tail == 16 ? 0xffff : (1u << tail) - 1);
-        kPasses[vectors - 1](a, x + i, ldx, m, y + i, last);
-    }
-}
-
 // Q queries' outputs (y rows ldy apart, weights a rows lda apart) over the same m rows of x,
 // V vectors each: a row loaded once serves all Q, and Q * V independent chains hide the
-// FMA latency that one query's V chains wait on. Each output's chain is axpyRowsPass's.
+// FMA latency that one query's V chains wait on. Each output is its own chain: the y value,
+// then one FMA per row in order j. One query (axpyRows) is the pass with Q = 1.
 template <int Q, int V, class T>
 void axpyRowsQPass(const float* a, int64_t lda, const T* x, int64_t ldx, int64_t m, float* y, int64_t ldy,
                    __mmask16 last) {
@@ -358,7 +332,7 @@ void axpyRowsQOf(const float* a, int64_t lda, int64_t queries, const T* x, int64
 } // namespace
 
 void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n) {
-    axpyRowsOf(a, x, ldx, m, y, n);
+    axpyRowsQOf(a, 0, 1, x, ldx, m, y, 0, n);
 }
 
 void axpyRowsQ(const float* a, int64_t lda, int64_t queries, const float* x, int64_t ldx, int64_t m, float* y,
@@ -372,7 +346,7 @@ void axpyRowsQF16(const float* a, int64_t lda, int64_t queries, const uint16_t* 
 }
 
 void axpyRowsF16(const float* a, const uint16_t* x, int64_t ldx, int64_t m, float* y, int64_t n) {
-    axpyRowsOf(a, x, ldx, m, y, n);
+    axpyRowsQOf(a, 0, 1, x, ldx, m, y, 0, n);
 }
 
 void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,

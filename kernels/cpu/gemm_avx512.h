@@ -19,7 +19,7 @@ void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, 
 void gemmQ4_0(const BlockQ4_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy);
 
-// y[i] += sum_j a[j] * x[j * ldx + i]: up to 128 elements of y in registers per pass over the
+// y[i] += sum_j a[j] * x[j * ldx + i]: up to 64 elements of y in registers per pass over the
 // m rows, one FMA per element and row in order j (the same bits as AVX2's axpyRows).
 void axpyRows(const float* a, const float* x, int64_t ldx, int64_t m, float* y, int64_t n);
 // axpyRows over F16 rows, converted on load: the same FMAs, so the same bits.
