@@ -9,6 +9,8 @@
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/vec.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -35,6 +37,37 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
     m_sin = sized(c.ropeDim / 2);
     m_scores.resize(static_cast<size_t>(pool.threads() * kAttentionRun * c.contextLength));
     m_runs.reserve(static_cast<size_t>(maxChunk));
+    for (const LayerWeights& l : model.layers()) m_matrices.push_back({l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down});
+    m_output = model.output();
+    if (options.panels && kernels::vecKernels().gemmPanelsF32) packPanels();
+}
+
+void Forward::packPanels() {
+    std::vector<kernels::WeightMatrix*> f32;
+    uint64_t bytes = 0;
+    auto consider = [&](kernels::WeightMatrix& w) {
+        if (w.type != kernels::TensorType::F32) return;
+        f32.push_back(&w);
+        bytes += w.bytes();
+    };
+    for (Matrices& m : m_matrices)
+        for (kernels::WeightMatrix* w : {&m.wq, &m.wk, &m.wv, &m.wo, &m.gate, &m.up, &m.down}) consider(*w);
+    consider(m_output);
+    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+    if (f32.empty() || pages <= 0 || pageSize <= 0 ||
+        bytes > static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4)
+        return;
+    m_panels.reserve(f32.size());
+    for (kernels::WeightMatrix* w : f32) {
+        m_panels.emplace_back(static_cast<const float*>(w->data), w->rows, w->cols);
+        w->panels = m_panels.back().data();
+    }
+}
+
+uint64_t Forward::panelBytes() const {
+    uint64_t b = 0;
+    for (const kernels::PanelsF32& p : m_panels) b += p.bytes();
+    return b;
 }
 
 void Forward::run(const ForwardBatch& batch, float* logits) {
@@ -95,12 +128,13 @@ void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, floa
                          c.normEps);
         ++rows;
     }
-    if (rows > 0) matmul(m_model.output(), m_xb.data(), rows, logits, m_pool, m_mm);
+    if (rows > 0) matmul(m_output, m_xb.data(), rows, logits, m_pool, m_mm);
 }
 
 void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n) {
     const LlamaConfig& c = m_model.config();
-    const LayerWeights& w = m_model.layers()[static_cast<size_t>(l)];
+    const LayerWeights& norms = m_model.layers()[static_cast<size_t>(l)];
+    const Matrices& w = m_matrices[static_cast<size_t>(l)];
     const int64_t dim = c.dim, qDim = c.qDim(), kvDim = c.kvDim(), hd = c.headDim;
     const int64_t half = c.ropeDim / 2;
 
@@ -112,7 +146,7 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
         };
         m_pool.parallelFor(n, body, std::max<int64_t>(1, 16384 / dim));
     };
-    normRows(w.attnNorm);
+    normRows(norms.attnNorm);
     if (m_options.fused) {
         const kernels::WeightMatrix qkv[3] = {w.wq, w.wk, w.wv};
         float* const outs[3] = {m_q.data(), m_k.data(), m_v.data()};
@@ -212,7 +246,7 @@ void Forward::layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t 
     kernels::addInPlace(m_x.data(), m_xb.data(), n * dim);
 
     // FFN block: x += down(silu(gate(norm(x))) * up(norm(x))).
-    normRows(w.ffnNorm);
+    normRows(norms.ffnNorm);
     if (m_options.fused) {
         const kernels::WeightMatrix gateUp[2] = {w.gate, w.up};
         float* const outs[2] = {m_hb.data(), m_hb2.data()};

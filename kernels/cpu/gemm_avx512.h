@@ -43,4 +43,9 @@ void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int
 void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
                 int64_t firstHead, int64_t group, int64_t hd, float* y);
 
+// VecKernels::gemmPanelsF32, defined in gemm_panels_avx512.cpp: outer-product tiles of F32
+// panels (kernels/cpu/panels.h).
+void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
+                   int64_t tokens, float* y, int64_t ldy);
+
 } // namespace mb::kernels::avx512

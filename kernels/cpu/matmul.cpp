@@ -10,8 +10,9 @@ namespace mb::kernels {
 namespace {
 
 // Rows per scheduling unit: keeps each thread's slice contiguous and cache friendly; a
-// multiple of the tile heights (1 to 4 rows; kernels/cpu/gemm_avx2.cpp).
-constexpr int64_t kRowGrain = 24;
+// multiple of the tile heights (1 to 8 rows; kernels/cpu/gemm_avx2.cpp, gemm_avx512.cpp) and
+// of the 3-panel outer-product tile (48 rows; gemm_panels_avx512.cpp).
+constexpr int64_t kRowGrain = 48;
 // Waking a thread costs microseconds; below this many multiply-adds per unit of work the
 // product runs on fewer threads (tiny models run on the caller's thread alone).
 constexpr int64_t kMinMacsPerUnit = 64 * 1024;
@@ -29,6 +30,10 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Bl
     float* ys = y + r0;
     switch (w.type) {
     case TensorType::F32:
+        if (w.panels && k.gemmPanelsF32) {
+            k.gemmPanelsF32(w.panels, K, r0, r1, x, K, n, y, w.rows);
+            break;
+        }
         k.gemmF32(reinterpret_cast<const float*>(w.row(r0)), K, x, K, K, rows, n, ys, w.rows);
         break;
     case TensorType::F16:

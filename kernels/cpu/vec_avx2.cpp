@@ -191,7 +191,8 @@ const VecKernels kAvx2{"avx2",
                        avx2::scoreRowsF32,
                        avx2::sumRowsF32,
                        avx2::scoreRowsF16,
-                       avx2::sumRowsF16};
+                       avx2::sumRowsF16,
+                       nullptr}; // gemmPanelsF32: F32 products read the rows
 
 } // namespace
 

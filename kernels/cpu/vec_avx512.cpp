@@ -38,6 +38,7 @@ VecKernels makeTable() {
     k.sumRowsF32 = avx512::sumRowsF32;
     k.scoreRowsF16 = avx512::scoreRowsF16;
     k.sumRowsF16 = avx512::sumRowsF16;
+    k.gemmPanelsF32 = avx512::gemmPanelsF32;
     return k;
 }
 

@@ -3,9 +3,11 @@
 // Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20] [shapes = stories110m |
 // stories15m]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
 // 32000 x 768; stories15m: the same with 288 and 768) and each weight type, prints the best and
-// median GMAC/s (1e9 multiply-adds per second) over the repetitions. Best-of-N is the
+// median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32 also as "f32p", from
+// 16-row panels (kernels/cpu/panels.h) where the kernel table multiplies them. Best-of-N is the
 // figure to compare on a shared machine: interference only ever slows a run down.
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/panels.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/vec.h"
 
@@ -47,23 +49,32 @@ int main(int argc, char** argv) {
             std::vector<uint8_t> packed(rowBytes(type, cols) * static_cast<size_t>(rows));
             for (int64_t r = 0; r < rows; ++r)
                 quantizeRow(type, wf.data() + r * cols, packed.data() + r * rowBytes(type, cols), cols);
-            const WeightMatrix w{type, rows, cols, packed.data()};
-            std::vector<float> y(static_cast<size_t>(n * rows));
-            matmul(w, x.data(), n, y.data(), pool, scratch); // warm-up
-            std::vector<double> gmacs;
-            for (int r = 0; r < reps; ++r) {
-                const auto t0 = std::chrono::steady_clock::now();
-                matmul(w, x.data(), n, y.data(), pool, scratch);
-                const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-                gmacs.push_back(static_cast<double>(rows * cols * n) / s / 1e9);
+            WeightMatrix w{type, rows, cols, packed.data()};
+            // F32 runs twice: from its rows (dot tiles), then from 16-row panels (outer
+            // products) where the kernel table has them, as Forward uses them.
+            PanelsF32 panels;
+            const bool withPanels = type == TensorType::F32 && vecKernels().gemmPanelsF32;
+            if (withPanels) panels = PanelsF32(wf.data(), rows, cols);
+            for (int layout = 0; layout < (withPanels ? 2 : 1); ++layout) {
+                w.panels = layout == 1 ? panels.data() : nullptr;
+                std::vector<float> y(static_cast<size_t>(n * rows));
+                matmul(w, x.data(), n, y.data(), pool, scratch); // warm-up
+                std::vector<double> gmacs;
+                for (int r = 0; r < reps; ++r) {
+                    const auto t0 = std::chrono::steady_clock::now();
+                    matmul(w, x.data(), n, y.data(), pool, scratch);
+                    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                    gmacs.push_back(static_cast<double>(rows * cols * n) / s / 1e9);
+                }
+                std::sort(gmacs.begin(), gmacs.end());
+                // Weight bytes read per second at the best time (each weight read once per call).
+                const double gbs = gmacs.back() * 1e9 / static_cast<double>(rows * cols * n) *
+                                   static_cast<double>(w.bytes()) / 1e9;
+                const std::string name = std::string(tensorTypeName(type)) + (layout == 1 ? "p" : "");
+                std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
+                            name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), gmacs.back(),
+                            gmacs[gmacs.size() / 2], gbs);
             }
-            std::sort(gmacs.begin(), gmacs.end());
-            // Weight bytes read per second at the best time (each weight read once per call).
-            const double gbs = gmacs.back() * 1e9 / static_cast<double>(rows * cols * n) *
-                               static_cast<double>(w.bytes()) / 1e9;
-            std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
-                        std::string(tensorTypeName(type)).c_str(), static_cast<long long>(rows),
-                        static_cast<long long>(cols), gmacs.back(), gmacs[gmacs.size() / 2], gbs);
         }
     }
     return 0;

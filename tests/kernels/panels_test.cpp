@@ -1,0 +1,204 @@
+// F32 panels: the layout (PanelsF32) and every table's outer-product product over it
+// (gemmPanelsF32).
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/panels.h"
+#include "vec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace mb::kernels;
+using mb::kernels::test::randomFloats;
+using mb::kernels::test::tables;
+
+namespace {
+
+// y[t * rows + r] as one std::fma chain over the columns in order from 0: what
+// gemmPanelsF32 promises bit for bit.
+std::vector<float> fmaChains(const std::vector<float>& w, const std::vector<float>& x, int64_t rows,
+                             int64_t cols, int64_t tokens) {
+    std::vector<float> y(static_cast<size_t>(rows * tokens));
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r) {
+            float acc = 0.0f;
+            for (int64_t c = 0; c < cols; ++c)
+                acc = std::fma(w[static_cast<size_t>(r * cols + c)],
+                               x[static_cast<size_t>(t * cols + c)], acc);
+            y[static_cast<size_t>(t * rows + r)] = acc;
+        }
+    return y;
+}
+
+bool sameBits(float a, float b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+std::vector<const VecKernels*> panelTables() {
+    std::vector<const VecKernels*> out;
+    for (const VecKernels* k : tables())
+        if (k->gemmPanelsF32) out.push_back(k);
+    return out;
+}
+
+} // namespace
+
+TEST(Panels, SixteenRowsOfAColumnLieTogetherAndTheLastPanelIsZeroPadded) {
+    const int64_t rows = 37, cols = 5;
+    const auto w = randomFloats(static_cast<size_t>(rows * cols), 1);
+    const PanelsF32 p(w.data(), rows, cols);
+    ASSERT_EQ(p.panels(), 3);
+    EXPECT_EQ(p.bytes(), static_cast<size_t>(3 * 16 * cols) * sizeof(float));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.data()) % 64, 0u);
+    for (int64_t panel = 0; panel < 3; ++panel)
+        for (int64_t c = 0; c < cols; ++c)
+            for (int64_t lane = 0; lane < 16; ++lane) {
+                const int64_t r = panel * 16 + lane;
+                const float want = r < rows ? w[static_cast<size_t>(r * cols + c)] : 0.0f;
+                ASSERT_EQ(p.data()[(panel * cols + c) * 16 + lane], want)
+                    << "row " << r << " col " << c;
+            }
+    const PanelsF32 empty(w.data(), 0, cols);
+    EXPECT_EQ(empty.data(), nullptr);
+    EXPECT_EQ(empty.bytes(), 0u);
+}
+
+TEST(VecPanels, EveryOutputIsOneFmaChainInColumnOrder) {
+    // Shapes around the panel (16 rows), the tile (3 panels x 8 tokens; 8 panels for one
+    // token) and the token block; columns from 1 up to a model width.
+    const auto kernels = panelTables();
+    if (kernels.empty())
+        GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
+    for (const VecKernels* k : kernels)
+        for (int64_t rows : {1, 15, 16, 17, 49, 130})
+            for (int64_t cols : {1, 7, 33, 288})
+                for (int64_t tokens : {1, 2, 3, 8, 9, 21}) {
+                    const auto w = randomFloats(static_cast<size_t>(rows * cols), 2);
+                    const auto x = randomFloats(static_cast<size_t>(tokens * cols), 3);
+                    const PanelsF32 p(w.data(), rows, cols);
+                    std::vector<float> y(static_cast<size_t>(rows * tokens),
+                                         std::numeric_limits<float>::quiet_NaN());
+                    k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, y.data(),
+                                     rows);
+                    const auto want = fmaChains(w, x, rows, cols, tokens);
+                    for (size_t i = 0; i < y.size(); ++i)
+                        ASSERT_TRUE(sameBits(y[i], want[i]))
+                            << k->name << " rows=" << rows << " cols=" << cols
+                            << " tokens=" << tokens << " output " << i << ": " << y[i] << " vs "
+                            << want[i];
+                }
+}
+
+TEST(VecPanels, ARowRangeWritesOnlyItsRowsWithTheWholeProductsBits) {
+    // Threads split a product at any row (matmulGroup's ranges cross matrices): a range that
+    // starts and ends inside panels writes its rows, the same bits, and nothing else.
+    const auto kernels = panelTables();
+    if (kernels.empty())
+        GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
+    const int64_t rows = 70, cols = 40, tokens = 10;
+    const auto w = randomFloats(static_cast<size_t>(rows * cols), 4);
+    const auto x = randomFloats(static_cast<size_t>(tokens * cols), 5);
+    const PanelsF32 p(w.data(), rows, cols);
+    for (const VecKernels* k : kernels) {
+        std::vector<float> whole(static_cast<size_t>(rows * tokens));
+        k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, whole.data(), rows);
+        for (auto [r0, r1] :
+             {std::pair<int64_t, int64_t>{5, 37}, {16, 32}, {33, 34}, {60, 70}, {0, 1}}) {
+            std::vector<float> y(whole.size(), -7.0f);
+            k->gemmPanelsF32(p.data(), cols, r0, r1, x.data(), cols, tokens, y.data(), rows);
+            for (int64_t t = 0; t < tokens; ++t)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const size_t i = static_cast<size_t>(t * rows + r);
+                    if (r >= r0 && r < r1)
+                        ASSERT_TRUE(sameBits(y[i], whole[i])) << k->name << " row " << r;
+                    else
+                        ASSERT_EQ(y[i], -7.0f)
+                            << k->name << " range [" << r0 << ", " << r1 << ") wrote row " << r;
+                }
+        }
+    }
+}
+
+TEST(VecPanels, TheLastPanelsMaskedStoreTouchesNothingPastTheOutputs) {
+    // Outputs ending right before an unmapped page, the last panel short of 16 rows: the
+    // masked-off lanes of its store must not fault (see VecGemm.ShortTilesStoreNothingPast...).
+    const auto kernels = panelTables();
+    if (kernels.empty())
+        GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
+    const long page = sysconf(_SC_PAGESIZE);
+    auto* base = static_cast<char*>(
+        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(base, MAP_FAILED);
+    ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+    auto* end = reinterpret_cast<float*>(base + page);
+    const int64_t cols = 24;
+    const auto w = randomFloats(static_cast<size_t>(21 * cols), 6),
+               x = randomFloats(static_cast<size_t>(cols), 7);
+    for (const VecKernels* k : kernels)
+        for (int64_t rows : {1, 3, 17, 21}) {
+            const PanelsF32 p(w.data(), rows, cols);
+            k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, 1, end - rows, rows);
+            const auto want = fmaChains(w, x, rows, cols, 1);
+            for (int64_t r = 0; r < rows; ++r)
+                EXPECT_TRUE(sameBits(end[r - rows], want[static_cast<size_t>(r)]));
+        }
+    munmap(base, 2 * page);
+}
+
+TEST(Matmul, PanelsGiveTheSameBitsForAnyThreadsBatchAndGrouping) {
+    // matmul with panels set: each output one FMA chain (fmaChains' bits) on 1 or 4 threads,
+    // for a token alone or inside a batch, and inside matmulGroup (whose ranges cut
+    // matrices of 40, 17 and 33 rows at rows that are not panel edges).
+    if (!vecKernels().gemmPanelsF32)
+        GTEST_SKIP() << "the chosen kernel table does not multiply panels";
+    const int64_t cols = 64, n = 11;
+    const int64_t rows[] = {40, 17, 33};
+    const auto x = randomFloats(static_cast<size_t>(n * cols), 8);
+    std::vector<std::vector<float>> wf;
+    std::vector<PanelsF32> panels;
+    std::vector<WeightMatrix> ws;
+    for (int i = 0; i < 3; ++i) {
+        wf.push_back(
+            randomFloats(static_cast<size_t>(rows[i] * cols), static_cast<uint32_t>(30 + i)));
+        panels.emplace_back(wf.back().data(), rows[i], cols);
+    }
+    for (int i = 0; i < 3; ++i) {
+        WeightMatrix w{TensorType::F32, rows[i], cols, wf[static_cast<size_t>(i)].data()};
+        w.panels = panels[static_cast<size_t>(i)].data();
+        ws.push_back(w);
+    }
+    ThreadPool p1(1), p4(4);
+    MatmulScratch scratch;
+    std::vector<std::vector<float>> grouped(3);
+    std::vector<float*> outs;
+    for (int i = 0; i < 3; ++i) {
+        grouped[static_cast<size_t>(i)].resize(static_cast<size_t>(n * rows[i]));
+        outs.push_back(grouped[static_cast<size_t>(i)].data());
+    }
+    matmulGroup(ws, x.data(), n, outs, p4, scratch);
+    for (int i = 0; i < 3; ++i) {
+        const WeightMatrix& w = ws[static_cast<size_t>(i)];
+        const auto want = fmaChains(wf[static_cast<size_t>(i)], x, rows[i], cols, n);
+        std::vector<float> one(static_cast<size_t>(n * rows[i])),
+            alone(static_cast<size_t>(rows[i]));
+        matmul(w, x.data(), n, one.data(), p1, scratch);
+        for (size_t j = 0; j < want.size(); ++j) {
+            ASSERT_TRUE(sameBits(one[j], want[j])) << "matrix " << i << " output " << j;
+            ASSERT_TRUE(sameBits(grouped[static_cast<size_t>(i)][j], want[j]))
+                << "matrix " << i << " output " << j;
+        }
+        for (int64_t t = 0; t < n; ++t) {
+            matmul(w, x.data() + t * cols, 1, alone.data(), p4, scratch);
+            for (int64_t r = 0; r < rows[i]; ++r)
+                ASSERT_TRUE(sameBits(alone[static_cast<size_t>(r)],
+                                     want[static_cast<size_t>(t * rows[i] + r)]));
+        }
+    }
+}
