@@ -5,11 +5,11 @@
 // with context length; everything else is noise.
 #include "engine/forward.h"
 
+#include "engine/model_panels.h"
+
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/vec.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,35 +39,16 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
     m_runs.reserve(static_cast<size_t>(maxChunk));
     for (const LayerWeights& l : model.layers()) m_matrices.push_back({l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down});
     m_output = model.output();
-    if (options.panels && kernels::vecKernels().gemmPanelsF32) packPanels();
-}
-
-void Forward::packPanels() {
-    std::vector<kernels::WeightMatrix*> f32;
-    uint64_t bytes = 0;
-    auto consider = [&](kernels::WeightMatrix& w) {
-        if (w.type != kernels::TensorType::F32) return;
-        f32.push_back(&w);
-        bytes += w.bytes();
-    };
-    for (Matrices& m : m_matrices)
-        for (kernels::WeightMatrix* w : {&m.wq, &m.wk, &m.wv, &m.wo, &m.gate, &m.up, &m.down}) consider(*w);
-    consider(m_output);
-    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
-    if (f32.empty() || pages <= 0 || pageSize <= 0 ||
-        bytes > static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4)
-        return;
-    m_panels.reserve(f32.size());
-    for (kernels::WeightMatrix* w : f32) {
-        m_panels.emplace_back(static_cast<const float*>(w->data), w->rows, w->cols);
-        w->panels = m_panels.back().data();
+    const ModelPanels* panels = options.panels ? model.cpuPanels() : nullptr;
+    if (panels) {
+        for (size_t l = 0; l < m_matrices.size(); ++l) {
+            Matrices& m = m_matrices[l];
+            kernels::WeightMatrix* ws[7] = {&m.wq, &m.wk, &m.wv, &m.wo, &m.gate, &m.up, &m.down};
+            for (size_t i = 0; i < 7; ++i) ws[i]->panels = panels->layers[l][i];
+        }
+        m_output.panels = panels->output;
+        m_panelBytes = panels->bytes;
     }
-}
-
-uint64_t Forward::panelBytes() const {
-    uint64_t b = 0;
-    for (const kernels::PanelsF32& p : m_panels) b += p.bytes();
-    return b;
 }
 
 void Forward::run(const ForwardBatch& batch, float* logits) {

@@ -3,7 +3,6 @@
 
 #include "engine/forward_backend.h"
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/panels.h"
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
@@ -16,15 +15,12 @@ namespace mb::engine {
 // constructor and reused, so a decode step allocates nothing. Uses (does not own) the
 // model and the thread pool. One thread at a time.
 //
-// F32 weight matrices are also repacked here, once, as 16-row panels (kernels/cpu/panels.h)
-// when the kernel table multiplies panels (AVX-512) and options.panels is set: outer-product
-// tiles that run prefill and batched decode at 1.4-1.8x the row-major dot tiles
-// (docs/PERFORMANCE.md, "F32 panels"). This costs one copy of the F32 matrices (60.8 MB for
-// stories15m, made in tens of milliseconds) and is skipped when they exceed a quarter of
-// physical memory in all: whether to pack depends
-// only on the model, the CPU and the machine, never on load, so a model's outputs are
-// reproducible on one machine. Other forms (F16, quantised) and the embedding rows
-// (looked up, not multiplied) are used in place.
+// F32 weight matrices are multiplied from the model's 16-row panels (LlamaModel::cpuPanels,
+// made by the first Forward over the model and shared) when the kernel table multiplies
+// panels (AVX-512) and options.panels is set: outer-product tiles that run prefill and
+// batched decode at 1.4-1.8x the row-major dot tiles (docs/PERFORMANCE.md, "F32 panels").
+// Other forms (F16, quantised) and the embedding rows (looked up, not multiplied) are used
+// in place.
 class Forward final : public ForwardBackend {
 public:
     Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOptions options = {});
@@ -35,8 +31,8 @@ public:
     KvStorage kvStorage() const override { return KvStorage::Host; }
     Device device() const override { return {}; }
     kernels::ThreadPool& pool() { return m_pool; }
-    // Bytes of F32 panels made at construction (0 when none: see the class comment).
-    uint64_t panelBytes() const;
+    // Bytes of the model's F32 panels this pass multiplies (0 when it reads rows only).
+    uint64_t panelBytes() const { return m_panelBytes; }
 
 private:
     // Positions attending together (attendPagedRun): at most kAttentionRun, and the score
@@ -54,13 +50,12 @@ private:
     struct Matrices {
         kernels::WeightMatrix wq, wk, wv, wo, gate, up, down;
     };
-    void packPanels();
 
     const LlamaModel& m_model;
     kernels::ThreadPool& m_pool;
     std::vector<Matrices> m_matrices; // per layer
     kernels::WeightMatrix m_output;
-    std::vector<kernels::PanelsF32> m_panels; // what the panels pointers above point into
+    uint64_t m_panelBytes = 0;
     ForwardOptions m_options;
     kernels::MatmulScratch m_mm;
     // Activations, (maxChunk, width) row-major.

@@ -1,6 +1,8 @@
 // Loading a LLaMA model from GGUF and checking every tensor against the config.
 #include "engine/llama_model.h"
 
+#include "engine/model_panels.h"
+
 #include "kernels/cpu/quant.h"
 
 #include <chrono>
@@ -10,6 +12,16 @@ namespace mb::engine {
 using kernels::WeightMatrix;
 
 LlamaModel::LlamaModel(GgufFile file) : m_file(std::move(file)) {}
+
+LlamaModel::~LlamaModel() = default; // here, where ModelPanels is complete
+
+const ModelPanels* LlamaModel::cpuPanels() const {
+    std::call_once(m_panelsOnce, [this] {
+        m_panels = makeModelPanels(*this);
+        m_panelBytes = m_panels ? m_panels->bytes : 0;
+    });
+    return m_panels.get();
+}
 
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const LoadOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();

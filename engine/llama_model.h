@@ -7,7 +7,9 @@
 #include "engine/tokenizer.h"
 #include "kernels/cpu/matmul.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,11 +41,15 @@ struct LoadOptions {
     bool prefault = false;
 };
 
-// Immutable after load and safe to share between threads and sessions. Owns the file
-// mapping and any requantised buffers, so the weight views stay valid for the model's
-// lifetime.
+struct ModelPanels; // engine/model_panels.h
+
+// Immutable after load (but for the F32 panels, made once on demand and thread-safely) and
+// safe to share between threads and sessions. Owns the file mapping and any requantised
+// buffers, so the weight views stay valid for the model's lifetime.
+
 class LlamaModel {
 public:
+    ~LlamaModel();
     // Opens and validates `path`: GGUF structure, llama architecture, every tensor present
     // with the shape the config implies, a usable tokenizer. Throws GgufError/ModelError.
     static std::unique_ptr<LlamaModel> load(const std::string& path, const LoadOptions& options = {});
@@ -66,6 +72,15 @@ public:
     Precision precision() const { return m_precision; }
     double loadMs() const { return m_loadMs; } // parse + requantise + prefault
 
+    // The F32 matrices as 16-row panels for the CPU's outer-product products
+    // (engine/model_panels.h), made by the first call from any thread and kept for the
+    // model's lifetime, so every Forward over this model shares one copy; null when they are
+    // not made (no AVX-512 table, no F32 matrix, or too big: makeModelPanels). Throws
+    // std::bad_alloc when the copy does not fit (a later call tries again).
+    const ModelPanels* cpuPanels() const;
+    // Bytes of those panels; 0 until cpuPanels() has made them.
+    uint64_t panelBytes() const { return m_panelBytes.load(); }
+
 private:
     explicit LlamaModel(GgufFile file);
     kernels::WeightMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
@@ -87,6 +102,9 @@ private:
     Precision m_precision = Precision::Native;
     double m_loadMs = 0;
     std::vector<std::vector<uint8_t>> m_owned; // requantised weights
+    mutable std::once_flag m_panelsOnce;
+    mutable std::unique_ptr<ModelPanels> m_panels; // written once, under m_panelsOnce
+    mutable std::atomic<uint64_t> m_panelBytes{0};
 };
 
 } // namespace mb::engine

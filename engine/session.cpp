@@ -120,7 +120,7 @@ std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaMode
     }
     v->forward = makeForwardBackend(*v->model, *m_pool, fo, m_options.device);
     m_modelVersion = v->number;
-    m_weightBytes = v->model->weightBytes();
+    m_weightBytes = v->model->weightBytes() + v->model->panelBytes(); // panels: made by the CPU Forward above
     m_loaded = true;
     return v;
 }

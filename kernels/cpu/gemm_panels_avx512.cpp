@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 namespace mb::kernels::avx512 {
@@ -46,7 +47,11 @@ void panelTile(const float* P, int64_t k, const float* x, int64_t ldx, float* y,
         for (int p = 0; p < MP; ++p) {
             const float* col = P + (p * k + c) * kPanelRows;
             w[p] = _mm512_load_ps(col);
-            _mm_prefetch(reinterpret_cast<const char*>(col + kAhead * kPanelRows), _MM_HINT_T0);
+            // An address, not a pointer into the panels: past the last panel's end it points
+            // nowhere, which a prefetch may (it never faults).
+            _mm_prefetch(
+                reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(col) + kAhead * 64),
+                _MM_HINT_T0);
         }
 #pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) {
@@ -75,9 +80,20 @@ template <int MP, int NT> struct PanelTile {
     static void run(const float* P, int64_t k, const float* x, int64_t ldx, float* y, int64_t ldy,
                     const __mmask16* masks) {
         // Tiles the driver never picks (more panels than kPanelsFor[NT - 1]) would not fit.
-        if constexpr (MP <= kPanelsFor[NT - 1]) panelTile<MP, NT>(P, k, x, ldx, y, ldy, masks);
+        if constexpr (MP <= kPanelsFor[NT - 1])
+            panelTile<MP, NT>(P, k, x, ldx, y, ldy, masks);
+        else
+            __builtin_trap();
     }
 };
+// The driver picks the panels per tile from a block's first (widest) tile of tokens and uses
+// it for the block's last, narrower one too: that needs kPanelsFor never to grow with NT.
+constexpr bool nonIncreasing() {
+    for (int i = 1; i < kMaxNT; ++i)
+        if (kPanelsFor[i] > kPanelsFor[i - 1]) return false;
+    return true;
+}
+static_assert(nonIncreasing(), "kPanelsFor must not grow with the tokens per tile");
 template <int NT, size_t... Ps>
 constexpr std::array<TileFn, kMaxMP> panelRow(std::index_sequence<Ps...>) {
     return {&PanelTile<static_cast<int>(Ps) + 1, NT>::run...};

@@ -19,9 +19,9 @@ constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 
 // y[t * rows + r] for rows [r0, r1) of one matrix and all n tokens. The gemm kernels pass
-// tiles of up to 6 tokens over the slice's rows, so the slice (kRowGrain rows and up: 36 KB of
-// F16 at width 768, 96 KB at 2048) stays in L1/L2 while the activations stream once.
-// Every output is the same bits whatever the slice (see VecKernels::gemm*).
+// tiles of up to 6 tokens (8 for F32 panels) over the slice's rows, so the slice (kRowGrain
+// rows and up: 72 KB of F16 at width 768) stays in L1/L2 while the activations stream once.
+// Every output is the same bits whatever the slice (see VecKernels::gemm*, gemmPanelsF32).
 void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const BlockQ8_0* xq, int64_t n, float* y,
             int64_t r0, int64_t r1) {
     const int64_t K = w.cols;

@@ -22,25 +22,41 @@ constexpr int64_t kPanelRows = 16;
 // reduction per output; the panels are multiplied as outer products (one weight vector
 // times a broadcast activation per FMA, each output in its own vector lane), which load a
 // third as much and reduce nothing (docs/PERFORMANCE.md, "F32 panels").
+// Bytes of the panels of a rows x cols matrix (a multiple of 64); 0 when either is not positive.
+size_t panelsF32Bytes(int64_t rows, int64_t cols);
+// Writes the panels of w (rows x cols, row-major, rows cols elements apart) to `out`:
+// panelsF32Bytes(rows, cols) bytes, 64-byte aligned.
+void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out);
+
+// Memory for panels, `bytes` of it, 64-byte aligned; from 2 MiB on, 2 MiB-aligned and
+// advised as huge pages (where the kernel has transparent huge pages it then faults in
+// 2 MiB at a time, not 4 KiB: 12 ms instead of 105 ms for stories15m's 37 MB output matrix
+// on the development VM, whose page faults are slow). Throws std::bad_alloc.
+struct FreeFloats {
+    void operator()(float* p) const { std::free(p); }
+};
+using PanelMemory = std::unique_ptr<float[], FreeFloats>;
+PanelMemory allocatePanelMemory(size_t bytes);
+
+// One matrix's panels in memory of its own (several matrices can share one PanelMemory
+// through packPanelsF32 instead: engine/model_panels.cpp).
 class PanelsF32 {
 public:
     PanelsF32() = default;
-    // Packs w, rows x cols, row-major (rows lie cols elements apart). Throws std::bad_alloc.
+    // Packs w, rows x cols, row-major (rows lie cols elements apart); empty (0 x 0) when
+    // either is not positive. Throws std::bad_alloc.
     PanelsF32(const float* w, int64_t rows, int64_t cols);
+    PanelsF32(PanelsF32&& other) noexcept;
+    PanelsF32& operator=(PanelsF32&& other) noexcept; // the moved-from one is empty
 
     const float* data() const { return m_data.get(); }
     int64_t rows() const { return m_rows; }
     int64_t cols() const { return m_cols; }
-    size_t bytes() const {
-        return static_cast<size_t>(panels() * kPanelRows * m_cols) * sizeof(float);
-    }
+    size_t bytes() const { return panelsF32Bytes(m_rows, m_cols); }
     int64_t panels() const { return (m_rows + kPanelRows - 1) / kPanelRows; }
 
 private:
-    struct Free {
-        void operator()(float* p) const { std::free(p); }
-    };
-    std::unique_ptr<float[], Free> m_data;
+    PanelMemory m_data;
     int64_t m_rows = 0;
     int64_t m_cols = 0;
 };

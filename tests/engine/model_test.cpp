@@ -2,6 +2,7 @@
 #include "engine/forward.h"
 #include "engine/generator.h"
 #include "engine/llama_model.h"
+#include "engine/model_panels.h"
 #include "kernels/cpu/vec.h"
 #include "test_data.h"
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <thread>
 
 using namespace mb::engine;
 using mb::kernels::ThreadPool;
@@ -106,12 +108,41 @@ TEST(LlamaModel, LogitsAfterPromptMatchReference) {
     ASSERT_TRUE(in.good());
     // With the F32 panels (outer products, another summation order; made where the kernel
     // table has them) and from the rows (dot tiles): both within the reference's tolerance.
+    std::vector<float> byLayout[2];
     for (bool panels : {true, false}) {
         const auto logits = logitsAfter(*m, {1, 403, 407, 261, 378}, 2, panels);
         float maxDiff = 0;
         for (size_t i = 0; i < 512; ++i) maxDiff = std::max(maxDiff, std::fabs(logits[i] - ref[i]));
         EXPECT_LT(maxDiff, 1e-4f) << (panels ? "panels" : "rows");
+        byLayout[panels ? 1 : 0] = logits;
     }
+    // Where panels are made, the products really come from them: other bits than the rows'.
+    if (mb::kernels::vecKernels().gemmPanelsF32) {
+        EXPECT_NE(byLayout[0], byLayout[1]);
+    }
+}
+
+TEST(LlamaModel, F32PanelsAreMadeOnceAndSharedByEveryForward) {
+    MB_REQUIRE_DATA(path, "models/stories260K.gguf");
+    const auto m = LlamaModel::load(path.string());
+    EXPECT_EQ(m->panelBytes(), 0u); // nothing made until a Forward (or a caller) asks
+    std::vector<const ModelPanels*> seen(4);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = m->cpuPanels(); });
+    for (auto& t : threads) t.join();
+    for (const ModelPanels* p : seen) EXPECT_EQ(p, seen[0]);
+    if (!mb::kernels::vecKernels().gemmPanelsF32) {
+        EXPECT_EQ(seen[0], nullptr);
+        return;
+    }
+    ASSERT_NE(seen[0], nullptr);
+    EXPECT_EQ(m->panelBytes(), seen[0]->bytes);
+    EXPECT_GT(seen[0]->bytes, 0u);
+    ThreadPool pool(1);
+    Forward a(*m, pool), b(*m, pool);
+    EXPECT_EQ(a.panelBytes(), seen[0]->bytes);
+    EXPECT_EQ(b.panelBytes(), seen[0]->bytes);
+    EXPECT_EQ(m->cpuPanels(), seen[0]);
 }
 
 TEST(LlamaModel, LogitsAtBosMatchGolden) {

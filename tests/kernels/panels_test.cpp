@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 using namespace mb::kernels;
@@ -65,35 +66,49 @@ TEST(Panels, SixteenRowsOfAColumnLieTogetherAndTheLastPanelIsZeroPadded) {
                 ASSERT_EQ(p.data()[(panel * cols + c) * 16 + lane], want)
                     << "row " << r << " col " << c;
             }
-    const PanelsF32 empty(w.data(), 0, cols);
-    EXPECT_EQ(empty.data(), nullptr);
-    EXPECT_EQ(empty.bytes(), 0u);
+    for (int64_t badRows : {0, -40}) {
+        const PanelsF32 empty(w.data(), badRows, cols);
+        EXPECT_EQ(empty.data(), nullptr);
+        EXPECT_EQ(empty.bytes(), 0u);
+        EXPECT_EQ(empty.panels(), 0);
+    }
+    PanelsF32 from(w.data(), rows, cols);
+    const PanelsF32 to(std::move(from));
+    EXPECT_EQ(to.bytes(), p.bytes());
+    EXPECT_EQ(from.bytes(), 0u); // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+    EXPECT_EQ(from.data(), nullptr);
+}
+
+// Table k's gemmPanelsF32 over a random rows x cols matrix and `tokens` tokens gives
+// fmaChains' bits in every output (a NaN-filled y shows any output left unwritten).
+static void expectFmaChains(const VecKernels* k, int64_t rows, int64_t cols, int64_t tokens) {
+    const auto w = randomFloats(static_cast<size_t>(rows * cols), 2);
+    const auto x = randomFloats(static_cast<size_t>(tokens * cols), 3);
+    const PanelsF32 p(w.data(), rows, cols);
+    std::vector<float> y(static_cast<size_t>(rows * tokens),
+                         std::numeric_limits<float>::quiet_NaN());
+    k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, y.data(), rows);
+    const auto want = fmaChains(w, x, rows, cols, tokens);
+    for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_TRUE(sameBits(y[i], want[i]))
+            << k->name << " rows=" << rows << " cols=" << cols << " tokens=" << tokens << " output "
+            << i << ": " << y[i] << " vs " << want[i];
 }
 
 TEST(VecPanels, EveryOutputIsOneFmaChainInColumnOrder) {
     // Shapes around the panel (16 rows), the tile (3 panels x 8 tokens; 8 panels for one
-    // token) and the token block; columns from 1 up to a model width.
+    // token) and the token block; columns from 1 up to a model width. Then a wide matrix
+    // (8,192 columns: 32 KiB of activations per token), whose 21 tokens the kernel takes in
+    // three blocks of up to 8, the last one short.
     const auto kernels = panelTables();
     if (kernels.empty())
         GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
-    for (const VecKernels* k : kernels)
+    for (const VecKernels* k : kernels) {
         for (int64_t rows : {1, 15, 16, 17, 49, 130})
             for (int64_t cols : {1, 7, 33, 288})
-                for (int64_t tokens : {1, 2, 3, 8, 9, 21}) {
-                    const auto w = randomFloats(static_cast<size_t>(rows * cols), 2);
-                    const auto x = randomFloats(static_cast<size_t>(tokens * cols), 3);
-                    const PanelsF32 p(w.data(), rows, cols);
-                    std::vector<float> y(static_cast<size_t>(rows * tokens),
-                                         std::numeric_limits<float>::quiet_NaN());
-                    k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, y.data(),
-                                     rows);
-                    const auto want = fmaChains(w, x, rows, cols, tokens);
-                    for (size_t i = 0; i < y.size(); ++i)
-                        ASSERT_TRUE(sameBits(y[i], want[i]))
-                            << k->name << " rows=" << rows << " cols=" << cols
-                            << " tokens=" << tokens << " output " << i << ": " << y[i] << " vs "
-                            << want[i];
-                }
+                for (int64_t tokens : {1, 2, 3, 8, 9, 21}) expectFmaChains(k, rows, cols, tokens);
+        expectFmaChains(k, 37, 8192, 21);
+    }
 }
 
 TEST(VecPanels, ARowRangeWritesOnlyItsRowsWithTheWholeProductsBits) {
@@ -154,12 +169,14 @@ TEST(VecPanels, TheLastPanelsMaskedStoreTouchesNothingPastTheOutputs) {
 
 TEST(Matmul, PanelsGiveTheSameBitsForAnyThreadsBatchAndGrouping) {
     // matmul with panels set: each output one FMA chain (fmaChains' bits) on 1 or 4 threads,
-    // for a token alone or inside a batch, and inside matmulGroup (whose ranges cut
-    // matrices of 40, 17 and 33 rows at rows that are not panel edges).
+    // for a token alone or inside a batch, and inside matmulGroup (whose ranges cut the
+    // matrices at rows that are not panel edges).
     if (!vecKernels().gemmPanelsF32)
         GTEST_SKIP() << "the chosen kernel table does not multiply panels";
+    // 904 rows at 11 tokens of 64 columns: 96-row ranges over 4 threads, cutting the second
+    // and third matrices inside panels.
     const int64_t cols = 64, n = 11;
-    const int64_t rows[] = {40, 17, 33};
+    const int64_t rows[] = {401, 170, 333};
     const auto x = randomFloats(static_cast<size_t>(n * cols), 8);
     std::vector<std::vector<float>> wf;
     std::vector<PanelsF32> panels;
