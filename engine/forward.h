@@ -15,12 +15,12 @@ namespace mb::engine {
 // constructor and reused, so a decode step allocates nothing. Uses (does not own) the
 // model and the thread pool. One thread at a time.
 //
-// F32 weight matrices are multiplied from the model's 16-row panels (LlamaModel::cpuPanels,
-// made by the first Forward over the model and shared) when the kernel table multiplies
-// panels (AVX-512) and options.panels is set: outer-product tiles that run prefill and
-// batched decode at 1.4-1.8x the row-major dot tiles (docs/PERFORMANCE.md, "F32 panels").
-// Other forms (F16, quantised) and the embedding rows (looked up, not multiplied) are used
-// in place.
+// F32 and Q8_0 weight matrices are multiplied from the model's 16-row panels
+// (LlamaModel::cpuPanels, made by the first Forward over the model and shared) when the
+// kernel table multiplies panels (AVX-512) and options.panels is set: outer-product tiles
+// that run prefill and batched decode at 1.4-1.8x (F32) and 2-5x (Q8_0) the row-major dot
+// tiles (docs/PERFORMANCE.md, "F32 panels", "Q8_0 panels"). Other forms (F16, BF16, Q4_0)
+// and the embedding rows (looked up, not multiplied) are used in place.
 class Forward final : public ForwardBackend {
 public:
     Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOptions options = {});
@@ -31,7 +31,7 @@ public:
     KvStorage kvStorage() const override { return KvStorage::Host; }
     Device device() const override { return {}; }
     kernels::ThreadPool& pool() { return m_pool; }
-    // Bytes of the model's F32 panels this pass multiplies (0 when it reads rows only).
+    // Bytes of the model's panels this pass multiplies (0 when it reads rows only).
     uint64_t panelBytes() const { return m_panelBytes; }
 
 private:

@@ -43,7 +43,7 @@ struct LoadOptions {
 
 struct ModelPanels; // engine/model_panels.h
 
-// Immutable after load (but for the F32 panels, made once on demand and thread-safely) and
+// Immutable after load (but for the weight panels, made once on demand and thread-safely) and
 // safe to share between threads and sessions. Owns the file mapping and any requantised
 // buffers, so the weight views stay valid for the model's lifetime.
 
@@ -72,10 +72,10 @@ public:
     Precision precision() const { return m_precision; }
     double loadMs() const { return m_loadMs; } // parse + requantise + prefault
 
-    // The F32 matrices as 16-row panels for the CPU's outer-product products
+    // The F32 and Q8_0 matrices as 16-row panels for the CPU's outer-product products
     // (engine/model_panels.h), made by the first call from any thread and kept for the
     // model's lifetime, so every Forward over this model shares one copy; null when they are
-    // not made (no AVX-512 table, no F32 matrix, or too big: makeModelPanels). Throws
+    // not made (no AVX-512 table, no such matrix, or too big: makeModelPanels). Throws
     // std::bad_alloc when the copy does not fit (a later call tries again).
     const ModelPanels* cpuPanels() const;
     // Bytes of those panels; 0 until cpuPanels() has made them.

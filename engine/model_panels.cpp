@@ -1,4 +1,4 @@
-// Packing a model's F32 matrices into panels once, and the memory limit that bounds it.
+// Packing a model's F32 and Q8_0 matrices into panels once, and the memory limit that bounds it.
 #include "engine/model_panels.h"
 
 #include "engine/llama_model.h"
@@ -31,35 +31,41 @@ uint64_t memoryLimitBytes() {
 }
 
 std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
-    if (!kernels::vecKernels().gemmPanelsF32) return nullptr;
-    const auto isF32 = [](const kernels::WeightMatrix& w) {
-        return w.type == kernels::TensorType::F32;
+    using kernels::TensorType;
+    const kernels::VecKernels& k = kernels::vecKernels();
+    // Bytes of w's panels, 0 for a form without a panel kernel in this table.
+    auto panelBytes = [&](const kernels::WeightMatrix& w) -> uint64_t {
+        if (w.type == TensorType::F32 && k.gemmPanelsF32)
+            return kernels::panelsF32Bytes(w.rows, w.cols);
+        if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
+            return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
+        return 0;
     };
     uint64_t bytes = 0;
     for (const LayerWeights& l : model.layers())
         for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-            if (isF32(*w)) bytes += w->bytes();
-    if (isF32(model.output())) bytes += model.output().bytes();
+            bytes += panelBytes(*w);
+    bytes += panelBytes(model.output());
     const uint64_t limit = memoryLimitBytes();
     if (bytes == 0 || limit == 0 || bytes > limit / 4) return nullptr;
 
     // One allocation for all (huge pages: the layer matrices alone are under 2 MiB each).
+    // Every matrix's panels are a multiple of 64 bytes, so each starts 64-byte aligned.
     auto p = std::make_unique<ModelPanels>();
-    auto panelBytes = [](const kernels::WeightMatrix& w) {
-        return kernels::panelsF32Bytes(w.rows, w.cols);
-    };
-    for (const LayerWeights& l : model.layers())
-        for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-            if (isF32(*w)) p->bytes += panelBytes(*w);
-    if (isF32(model.output())) p->bytes += panelBytes(model.output());
-    p->memory = kernels::allocatePanelMemory(p->bytes);
-    float* next = p->memory.get();
-    auto pack = [&](const kernels::WeightMatrix& w) -> const float* {
-        if (!isF32(w)) return nullptr;
-        float* out = next;
-        kernels::packPanelsF32(static_cast<const float*>(w.data), w.rows, w.cols, out);
-        next += panelBytes(w) /
-                sizeof(float); // a multiple of 16 floats: the next stays 64-byte aligned
+    p->bytes = bytes;
+    p->memory = kernels::allocatePanelMemory(bytes);
+    auto* next = reinterpret_cast<uint8_t*>(p->memory.get());
+    auto pack = [&](const kernels::WeightMatrix& w) -> const void* {
+        const uint64_t b = panelBytes(w);
+        if (b == 0) return nullptr;
+        uint8_t* out = next;
+        if (w.type == TensorType::F32)
+            kernels::packPanelsF32(static_cast<const float*>(w.data), w.rows, w.cols,
+                                   reinterpret_cast<float*>(out));
+        else
+            kernels::packPanelsQ8_0(static_cast<const kernels::BlockQ8_0*>(w.data), w.rows,
+                                    w.cols / kernels::kQ8_0BlockSize, out);
+        next += b;
         return out;
     };
     for (const LayerWeights& l : model.layers())

@@ -1,5 +1,5 @@
-// A model's F32 weight matrices as 16-row panels for the CPU's outer-product products, made once
-// per model.
+// A model's F32 and Q8_0 weight matrices as 16-row panels for the CPU's outer-product products,
+// made once per model. per model.
 #pragma once
 
 #include "kernels/cpu/panels.h"
@@ -13,19 +13,20 @@ namespace mb::engine {
 
 class LlamaModel;
 
-// Panels of every F32 matrix the forward pass multiplies (kernels/cpu/panels.h). Null
-// pointers mark matrices in other forms (F16, quantised), which are used in place.
+// Panels of every F32 and Q8_0 matrix the forward pass multiplies (kernels/cpu/panels.h),
+// for the kernel table's gemmPanelsF32 / gemmPanelsQ8_0. Null pointers mark matrices in
+// other forms (F16, BF16, Q4_0) or without a panel kernel, which are used in place.
 struct ModelPanels {
-    std::vector<std::array<const float*, 7>> layers; // per layer: wq, wk, wv, wo, gate, up, down
-    const float* output = nullptr; // the output matrix (tied: apart from the embedding rows)
+    std::vector<std::array<const void*, 7>> layers; // per layer: wq, wk, wv, wo, gate, up, down
+    const void* output = nullptr; // the output matrix (tied: apart from the embedding rows)
     uint64_t bytes = 0;
     kernels::PanelMemory
         memory; // every matrix's panels, one after another (what the pointers point into)
 };
 
 // The panels of `model`, or null when there is nothing to gain or no room: the kernel table
-// has no gemmPanelsF32 (only AVX-512 has it), the model has no F32 matrix, or its F32
-// matrices exceed a quarter of memoryLimitBytes(). Depends only on the model, the CPU and
+// has no panel kernel (only AVX-512 has them), the model has no F32 or Q8_0 matrix, or the
+// panels would exceed a quarter of memoryLimitBytes(). Depends only on the model, the CPU and
 // the machine (never on what else is loaded), so a model's outputs are the same in every
 // run on one machine. Throws std::bad_alloc when the copy does not fit after all.
 // Use LlamaModel::cpuPanels(), which makes them once per model.

@@ -47,5 +47,8 @@ void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int
 // panels (kernels/cpu/panels.h).
 void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
                    int64_t tokens, float* y, int64_t ldy);
+// VecKernels::gemmPanelsQ8_0: vpdpbusd outer-product tiles of Q8_0 panels.
+void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
+                    int64_t tokens, float* y, int64_t ldy);
 
 } // namespace mb::kernels::avx512

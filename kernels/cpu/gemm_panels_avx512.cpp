@@ -1,4 +1,5 @@
-// AVX-512 outer-product products of F32 panels (kernels/cpu/panels.h) with F32 activations.
+// AVX-512 outer-product products of F32 and Q8_0 panels (kernels/cpu/panels.h) with F32 or Q8_0
+// activations.
 //
 // A tile is MP panels (16 * MP weight rows) by NT tokens: MP * NT accumulators, each holding
 // 16 outputs (one per row, in its lane). Per column c: MP aligned panel loads, NT broadcast
@@ -13,13 +14,23 @@
 #include "kernels/cpu/gemm_avx512.h"
 #include "kernels/cpu/panels.h"
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__FMA__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&                      \
+    defined(__AVX512VNNI__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics (vcvtdq2ps) start from an undefined vector and warn about it
+// wherever they are inlined (GCC bug 105593); that value is never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <utility>
+#include <vector>
 
 namespace mb::kernels::avx512 {
 
@@ -30,6 +41,26 @@ namespace {
 // is cheap.
 constexpr int64_t kAhead = 32;
 
+template <int MP, int NT>
+__attribute__((always_inline)) inline void zeroTile(__m512 (&acc)[MP][NT]) {
+#pragma GCC unroll 8
+    for (int p = 0; p < MP; ++p)
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
+}
+
+// y[t * ldy + 16 p + lane] = acc[p][t][lane] for the lanes of masks[p] (masked 16-lane
+// stores: lanes masked off are never touched, even across a page end).
+template <int MP, int NT>
+__attribute__((always_inline)) inline void storeTile(const __m512 (&acc)[MP][NT], float* y,
+                                                     int64_t ldy, const __mmask16* masks) {
+#pragma GCC unroll 8
+    for (int t = 0; t < NT; ++t)
+#pragma GCC unroll 8
+        for (int p = 0; p < MP; ++p)
+            _mm512_mask_storeu_ps(y + t * ldy + p * kPanelRows, masks[p], acc[p][t]);
+}
+
 // y[t * ldy + 16 p + lane] for the lanes of masks[p], p < MP, t < NT. P: the first of MP
 // consecutive panels of k columns each.
 template <int MP, int NT>
@@ -37,10 +68,7 @@ void panelTile(const float* P, int64_t k, const float* x, int64_t ldx, float* y,
                const __mmask16* masks) {
     static_assert(MP * NT + MP + 1 <= 32, "the tile must fit the 32 ZMM registers");
     __m512 acc[MP][NT];
-#pragma GCC unroll 8
-    for (int p = 0; p < MP; ++p)
-#pragma GCC unroll 8
-        for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
+    zeroTile(acc);
     for (int64_t c = 0; c < k; ++c) {
         __m512 w[MP];
 #pragma GCC unroll 8
@@ -60,11 +88,7 @@ void panelTile(const float* P, int64_t k, const float* x, int64_t ldx, float* y,
             for (int p = 0; p < MP; ++p) acc[p][t] = _mm512_fmadd_ps(w[p], b, acc[p][t]);
         }
     }
-#pragma GCC unroll 8
-    for (int t = 0; t < NT; ++t)
-#pragma GCC unroll 8
-        for (int p = 0; p < MP; ++p)
-            _mm512_mask_storeu_ps(y + t * ldy + p * kPanelRows, masks[p], acc[p][t]);
+    storeTile<MP, NT>(acc, y, ldy, masks);
 }
 
 constexpr int kMaxMP = 8;
@@ -105,40 +129,167 @@ constexpr std::array<std::array<TileFn, kMaxMP>, kMaxNT> panelTable(std::index_s
 }
 constexpr auto kTiles = panelTable(std::make_index_sequence<kMaxNT>());
 
+// Q8_0 panels (panels.h): a tile of MP panels by NT tokens keeps, per output vector, an exact
+// int32 sum for the current block (vpdpbusd: 4 unsigned weight bytes times 4 signed
+// activation bytes per lane, the activation's 4 bytes broadcast) and an F32 sum over blocks.
+// Per block and group of 4 elements: MP panel loads, NT broadcasts, MP * NT vpdpbusd; per
+// block: MP * NT conversions and FMAs with the scales. The weights' +128 bias is taken out
+// by starting each block's int32 sum at -128 * sum(x) of that block. Each output's F32 sum
+// is acc = fma(float(sum_b), dw_b * dx_b, acc) over the blocks in order, from acc = 0.
+constexpr int64_t kQ8Ahead = 4; // blocks fetched ahead (2.3 KiB per panel) for decode's stream
+
+template <int MP, int NT>
+void panelTileQ8(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx,
+                 const int32_t* xbias, const float* xd, float* y, int64_t ldy,
+                 const __mmask16* masks) {
+    static_assert(2 * MP * NT + MP + 1 <= 32, "the tile must fit the 32 ZMM registers");
+    const int64_t panelBytes = nb * kQ8PanelBlockBytes;
+    __m512 acc[MP][NT];
+    zeroTile(acc);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* block = P + b * kQ8PanelBlockBytes;
+        __m512i sum[MP][NT];
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+            const __m512i start = _mm512_set1_epi32(xbias[t * nb + b]);
+#pragma GCC unroll 8
+            for (int p = 0; p < MP; ++p) sum[p][t] = start;
+        }
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+            __m512i w[MP];
+#pragma GCC unroll 8
+            for (int p = 0; p < MP; ++p) {
+                const uint8_t* q = block + p * panelBytes + g * 64;
+                w[p] = _mm512_load_si512(q);
+                // An address only (it may lie past the panels' end; a prefetch never faults).
+                const uintptr_t ahead =
+                    reinterpret_cast<uintptr_t>(q) + kQ8Ahead * kQ8PanelBlockBytes;
+                _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+                if (g == 0)
+                    _mm_prefetch(reinterpret_cast<const char*>(ahead + 8 * 64), _MM_HINT_T0);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t) {
+                int32_t four;
+                std::memcpy(&four, x[t * ldx + b].qs + 4 * g, sizeof four);
+                const __m512i xb = _mm512_set1_epi32(four);
+#pragma GCC unroll 8
+                for (int p = 0; p < MP; ++p) sum[p][t] = _mm512_dpbusd_epi32(sum[p][t], w[p], xb);
+            }
+        }
+#pragma GCC unroll 8
+        for (int p = 0; p < MP; ++p) {
+            const __m512 dw =
+                _mm512_load_ps(reinterpret_cast<const float*>(block + p * panelBytes + 8 * 64));
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t)
+                acc[p][t] =
+                    _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[p][t]),
+                                    _mm512_mul_ps(dw, _mm512_set1_ps(xd[t * nb + b])), acc[p][t]);
+        }
+    }
+    storeTile<MP, NT>(acc, y, ldy, masks);
+}
+
+constexpr int kMaxMPQ8 = 8;
+constexpr int kMaxNTQ8 = 6;
+// Panels per tile for NT tokens: two vectors per output (int32 and F32 sums) fit fewer.
+constexpr int kPanelsForQ8[kMaxNTQ8] = {8, 4, 3, 3, 2, 2};
+
+using TileFnQ8 = void (*)(const uint8_t*, int64_t, const BlockQ8_0*, int64_t, const int32_t*,
+                          const float*, float*, int64_t, const __mmask16*);
+template <int MP, int NT> struct PanelTileQ8 {
+    static void run(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx,
+                    const int32_t* xbias, const float* xd, float* y, int64_t ldy,
+                    const __mmask16* masks) {
+        if constexpr (MP <= kPanelsForQ8[NT - 1])
+            panelTileQ8<MP, NT>(P, nb, x, ldx, xbias, xd, y, ldy, masks);
+        else
+            __builtin_trap();
+    }
+};
+template <int NT, size_t... Ps>
+constexpr std::array<TileFnQ8, kMaxMPQ8> panelRowQ8(std::index_sequence<Ps...>) {
+    return {&PanelTileQ8<static_cast<int>(Ps) + 1, NT>::run...};
+}
+template <size_t... Ns>
+constexpr std::array<std::array<TileFnQ8, kMaxMPQ8>, kMaxNTQ8>
+panelTableQ8(std::index_sequence<Ns...>) {
+    return {panelRowQ8<static_cast<int>(Ns) + 1>(std::make_index_sequence<kMaxMPQ8>())...};
+}
+constexpr auto kTilesQ8 = panelTableQ8(std::make_index_sequence<kMaxNTQ8>());
+
 // Activations kept in L2 per pass over the rows: a block of tokens of about this many bytes.
 constexpr int64_t kTokenBlockBytes = 256 * 1024;
 
-} // namespace
-
-void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x,
-                   int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
-    if (r0 >= r1 || tokens <= 0 || k <= 0) return;
+// Rows [r0, r1) (panels p0..p1, the first and last masked to the range) against `tokens`
+// tokens of tokenBytes each: blocks of tokens that fit kTokenBlockBytes; per block, each
+// group of panels (in L1/L2 after its first tile) against every tile of the block's tokens.
+// tile(nt, np, firstPanel, firstToken, masks) runs one tile; panelsFor[NT - 1] panels per
+// tile of NT tokens, never growing with NT (the block's last, narrower tile reuses the
+// group its first tile chose).
+template <int MaxNT, int MaxMP, class Tile>
+void drivePanels(const int (&panelsFor)[MaxNT], int64_t r0, int64_t r1, int64_t tokens,
+                 int64_t tokenBytes, Tile&& tile) {
     const int64_t p0 = r0 / kPanelRows, p1 = (r1 + kPanelRows - 1) / kPanelRows;
     auto maskOf = [&](int64_t p) {
         const int64_t lo = std::max(r0, p * kPanelRows) - p * kPanelRows;
         const int64_t hi = std::min(r1, (p + 1) * kPanelRows) - p * kPanelRows;
         return static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u));
     };
-    const int64_t rowBytes = k * static_cast<int64_t>(sizeof(float));
-    const int64_t blockTokens =
-        std::max<int64_t>(kMaxNT, kTokenBlockBytes / rowBytes / kMaxNT * kMaxNT);
+    const int64_t blockTokens = std::max<int64_t>(
+        MaxNT, kTokenBlockBytes / std::max<int64_t>(1, tokenBytes) / MaxNT * MaxNT);
     for (int64_t b0 = 0; b0 < tokens; b0 += blockTokens) {
         const int64_t b1 = std::min(tokens, b0 + blockTokens);
-        const int mp = kPanelsFor[std::min<int64_t>(kMaxNT, b1 - b0) - 1];
-        // Each group of panels (in L1/L2 after its first tile) against every tile of the block's
-        // tokens.
+        const int mp = panelsFor[std::min<int64_t>(MaxNT, b1 - b0) - 1];
         for (int64_t g = p0; g < p1; g += mp) {
             const int64_t np = std::min<int64_t>(mp, p1 - g);
-            __mmask16 masks[kMaxMP];
+            __mmask16 masks[MaxMP];
             for (int64_t p = 0; p < np; ++p) masks[p] = maskOf(g + p);
-            for (int64_t t0 = b0; t0 < b1; t0 += kMaxNT) {
-                const int64_t nt = std::min<int64_t>(kMaxNT, b1 - t0);
-                kTiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
-                    panels + g * kPanelRows * k, k, x + t0 * ldx, ldx,
-                    y + t0 * ldy + g * kPanelRows, ldy, masks);
-            }
+            for (int64_t t0 = b0; t0 < b1; t0 += MaxNT)
+                tile(std::min<int64_t>(MaxNT, b1 - t0), np, g, t0, masks);
         }
     }
+}
+
+} // namespace
+
+void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x,
+                   int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+    if (r0 >= r1 || tokens <= 0 || k <= 0) return;
+    drivePanels<kMaxNT, kMaxMP>(
+        kPanelsFor, r0, r1, tokens, k * static_cast<int64_t>(sizeof(float)),
+        [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
+            kTiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
+                panels + g * kPanelRows * k, k, x + t0 * ldx, ldx, y + t0 * ldy + g * kPanelRows,
+                ldy, masks);
+        });
+}
+
+void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
+                    int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+    if (r0 >= r1 || tokens <= 0 || nb <= 0) return;
+    // Per token and block: the bias start -128 * sum(x) and the scale dx, once per call.
+    thread_local std::vector<int32_t> xbias;
+    thread_local std::vector<float> xd;
+    const auto n = static_cast<size_t>(tokens * nb);
+    if (xbias.size() < n) xbias.resize(n), xd.resize(n);
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t b = 0; b < nb; ++b) {
+            const BlockQ8_0& xb = x[t * ldx + b];
+            int32_t s = 0;
+            for (int8_t q : xb.qs) s += q;
+            xbias[static_cast<size_t>(t * nb + b)] = -128 * s;
+            xd[static_cast<size_t>(t * nb + b)] = _cvtsh_ss(xb.d);
+        }
+    drivePanels<kMaxNTQ8, kMaxMPQ8>(
+        kPanelsForQ8, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_0)),
+        [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
+            kTilesQ8[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
+                panels + g * nb * kQ8PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias.data() + t0 * nb,
+                xd.data() + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
+        });
 }
 
 } // namespace mb::kernels::avx512

@@ -31,7 +31,7 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Bl
     switch (w.type) {
     case TensorType::F32:
         if (w.panels && k.gemmPanelsF32) {
-            k.gemmPanelsF32(w.panels, K, r0, r1, x, K, n, y, w.rows);
+            k.gemmPanelsF32(static_cast<const float*>(w.panels), K, r0, r1, x, K, n, y, w.rows);
             break;
         }
         k.gemmF32(reinterpret_cast<const float*>(w.row(r0)), K, x, K, K, rows, n, ys, w.rows);
@@ -45,6 +45,10 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Bl
                 y[t * w.rows + r] = k.dotBF16(reinterpret_cast<const uint16_t*>(w.row(r)), x + t * K, K);
         break;
     case TensorType::Q8_0:
+        if (w.panels && k.gemmPanelsQ8_0) {
+            k.gemmPanelsQ8_0(static_cast<const uint8_t*>(w.panels), nb, r0, r1, xq, nb, n, y, w.rows);
+            break;
+        }
         k.gemmQ8_0(reinterpret_cast<const BlockQ8_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q4_0:

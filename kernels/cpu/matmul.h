@@ -17,11 +17,12 @@ struct WeightMatrix {
     int64_t rows = 0;
     int64_t cols = 0;
     const void* data = nullptr;
-    // Optional, F32 only: the same matrix as 16-row panels (PanelsF32, owned by whoever made
-    // it). When set and the kernel table has gemmPanelsF32, matmul multiplies the panels
-    // (outer products; other bits than the rows' dot products, the same for any batch);
-    // the rows stay the matrix's definition (and what every other reader uses).
-    const float* panels = nullptr;
+    // Optional, F32 and Q8_0 only: the same matrix as 16-row panels (kernels/cpu/panels.h:
+    // packPanelsF32 or packPanelsQ8_0; owned by whoever made them). When set and the kernel
+    // table has the type's gemmPanels*, matmul multiplies the panels (outer products; other
+    // bits than the rows' dot products, the same for any batch); the rows stay the matrix's
+    // definition (and what every other reader uses).
+    const void* panels = nullptr;
 
     const uint8_t* row(int64_t r) const {
         return static_cast<const uint8_t*>(data) + static_cast<size_t>(r) * rowBytes(type, cols);

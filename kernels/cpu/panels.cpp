@@ -1,6 +1,8 @@
 // Repacking row-major F32 matrices into 16-row panels.
 #include "kernels/cpu/panels.h"
 
+#include "kernels/cpu/fp16.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -58,6 +60,30 @@ void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out) {
             }
         }
     }
+}
+
+size_t panelsQ8_0Bytes(int64_t rows, int64_t nb) {
+    if (rows <= 0 || nb <= 0) return 0;
+    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+    return static_cast<size_t>(panels * nb * kQ8PanelBlockBytes);
+}
+
+void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) {
+    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+    for (int64_t p = 0; p < panels; ++p)
+        for (int64_t b = 0; b < nb; ++b) {
+            uint8_t* block = out + (p * nb + b) * kQ8PanelBlockBytes;
+            float* scales = reinterpret_cast<float*>(block + 8 * 64);
+            for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+                const int64_t r = p * kPanelRows + lane;
+                const BlockQ8_0* src = r < rows ? &w[r * nb + b] : nullptr;
+                for (int g = 0; g < 8; ++g)
+                    for (int i = 0; i < 4; ++i)
+                        block[g * 64 + lane * 4 + i] =
+                            static_cast<uint8_t>((src ? src->qs[g * 4 + i] : 0) + 128);
+                scales[lane] = src ? fp16ToFloat(src->d) : 0.0f;
+            }
+        }
 }
 
 PanelsF32::PanelsF32(const float* w, int64_t rows, int64_t cols) {

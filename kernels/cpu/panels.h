@@ -1,11 +1,13 @@
-// F32 weight matrices repacked as 16-row panels, the layout of the outer-product products
-// (VecKernels::gemmPanelsF32).
+// F32 and Q8_0 weight matrices repacked as 16-row panels, the layout of the outer-product
+// products (VecKernels::gemmPanelsF32, gemmPanelsQ8_0).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+
+#include "kernels/tensor_type.h"
 
 namespace mb::kernels {
 
@@ -27,6 +29,18 @@ size_t panelsF32Bytes(int64_t rows, int64_t cols);
 // Writes the panels of w (rows x cols, row-major, rows cols elements apart) to `out`:
 // panelsF32Bytes(rows, cols) bytes, 64-byte aligned.
 void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out);
+
+// A (rows, nb blocks) Q8_0 matrix as 16-row panels, for vpdpbusd outer products
+// (VecKernels::gemmPanelsQ8_0). Panel p, block b takes kQ8PanelBlockBytes at
+// (p * nb + b) * kQ8PanelBlockBytes: 8 groups of 64 bytes, group g holding elements
+// 4g..4g+3 of the block for rows 16p..16p+15 (row r's 4 bytes at g * 64 + 4 (r - 16p)), each
+// q + 128 (unsigned, as vpdpbusd takes its first operand); then the 16 rows' scales as F32.
+// Rows past the last have q = 0 and scale 0.
+constexpr int64_t kQ8PanelBlockBytes = 8 * 64 + 16 * 4;
+size_t panelsQ8_0Bytes(int64_t rows, int64_t nb);
+// Writes the panels of w (rows x nb blocks, rows nb blocks apart) to `out`:
+// panelsQ8_0Bytes(rows, nb) bytes, 64-byte aligned.
+void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out);
 
 // Memory for panels, `bytes` of it, 64-byte aligned; from 2 MiB on, 2 MiB-aligned and
 // advised as huge pages (where the kernel has transparent huge pages it then faults in

@@ -192,7 +192,8 @@ const VecKernels kAvx2{"avx2",
                        avx2::sumRowsF32,
                        avx2::scoreRowsF16,
                        avx2::sumRowsF16,
-                       nullptr}; // gemmPanelsF32: F32 products read the rows
+                       nullptr,  // gemmPanelsF32: F32 products read the rows
+                       nullptr}; // gemmPanelsQ8_0: likewise
 
 } // namespace
 

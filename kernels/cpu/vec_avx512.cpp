@@ -39,6 +39,7 @@ VecKernels makeTable() {
     k.scoreRowsF16 = avx512::scoreRowsF16;
     k.sumRowsF16 = avx512::sumRowsF16;
     k.gemmPanelsF32 = avx512::gemmPanelsF32;
+    k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
     return k;
 }
 

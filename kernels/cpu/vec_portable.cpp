@@ -135,7 +135,8 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            axpyRowsF16, axpyRowsEach<axpyRows, float>, axpyRowsEach<axpyRowsF16, uint16_t>,
                            scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
                            scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>,
-                           nullptr}; // gemmPanelsF32: F32 products read the rows
+                           nullptr,  // gemmPanelsF32: F32 products read the rows
+                           nullptr}; // gemmPanelsQ8_0: likewise
 
 } // namespace
 

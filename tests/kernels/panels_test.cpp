@@ -6,9 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,7 +15,8 @@
 
 using namespace mb::kernels;
 using mb::kernels::test::randomFloats;
-using mb::kernels::test::tables;
+using mb::kernels::test::sameBits;
+using mb::kernels::test::tablesWith;
 
 namespace {
 
@@ -36,17 +34,6 @@ std::vector<float> fmaChains(const std::vector<float>& w, const std::vector<floa
             y[static_cast<size_t>(t * rows + r)] = acc;
         }
     return y;
-}
-
-bool sameBits(float a, float b) {
-    return std::memcmp(&a, &b, sizeof a) == 0;
-}
-
-std::vector<const VecKernels*> panelTables() {
-    std::vector<const VecKernels*> out;
-    for (const VecKernels* k : tables())
-        if (k->gemmPanelsF32) out.push_back(k);
-    return out;
 }
 
 } // namespace
@@ -100,7 +87,7 @@ TEST(VecPanels, EveryOutputIsOneFmaChainInColumnOrder) {
     // token) and the token block; columns from 1 up to a model width. Then a wide matrix
     // (8,192 columns: 32 KiB of activations per token), whose 21 tokens the kernel takes in
     // three blocks of up to 8, the last one short.
-    const auto kernels = panelTables();
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsF32);
     if (kernels.empty())
         GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
     for (const VecKernels* k : kernels) {
@@ -114,7 +101,7 @@ TEST(VecPanels, EveryOutputIsOneFmaChainInColumnOrder) {
 TEST(VecPanels, ARowRangeWritesOnlyItsRowsWithTheWholeProductsBits) {
     // Threads split a product at any row (matmulGroup's ranges cross matrices): a range that
     // starts and ends inside panels writes its rows, the same bits, and nothing else.
-    const auto kernels = panelTables();
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsF32);
     if (kernels.empty())
         GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
     const int64_t rows = 70, cols = 40, tokens = 10;
@@ -144,15 +131,11 @@ TEST(VecPanels, ARowRangeWritesOnlyItsRowsWithTheWholeProductsBits) {
 TEST(VecPanels, TheLastPanelsMaskedStoreTouchesNothingPastTheOutputs) {
     // Outputs ending right before an unmapped page, the last panel short of 16 rows: the
     // masked-off lanes of its store must not fault (see VecGemm.ShortTilesStoreNothingPast...).
-    const auto kernels = panelTables();
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsF32);
     if (kernels.empty())
         GTEST_SKIP() << "no kernel table on this CPU multiplies panels (AVX-512 only)";
-    const long page = sysconf(_SC_PAGESIZE);
-    auto* base = static_cast<char*>(
-        mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    ASSERT_NE(base, MAP_FAILED);
-    ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
-    auto* end = reinterpret_cast<float*>(base + page);
+    const mb::kernels::test::GuardPage guard;
+    float* end = guard.end();
     const int64_t cols = 24;
     const auto w = randomFloats(static_cast<size_t>(21 * cols), 6),
                x = randomFloats(static_cast<size_t>(cols), 7);
@@ -164,7 +147,6 @@ TEST(VecPanels, TheLastPanelsMaskedStoreTouchesNothingPastTheOutputs) {
             for (int64_t r = 0; r < rows; ++r)
                 EXPECT_TRUE(sameBits(end[r - rows], want[static_cast<size_t>(r)]));
         }
-    munmap(base, 2 * page);
 }
 
 TEST(Matmul, PanelsGiveTheSameBitsForAnyThreadsBatchAndGrouping) {

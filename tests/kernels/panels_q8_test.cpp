@@ -1,0 +1,185 @@
+// Q8_0 panels: the layout (packPanelsQ8_0) and every table's vpdpbusd outer-product product over it
+// (gemmPanelsQ8_0).
+#include "kernels/cpu/fp16.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/panels.h"
+#include "kernels/cpu/quant.h"
+#include "vec_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <utility>
+#include <vector>
+
+using namespace mb::kernels;
+using mb::kernels::test::randomFloats;
+using mb::kernels::test::sameBits;
+using mb::kernels::test::tablesWith;
+
+namespace {
+
+// rows x nb blocks of Q8_0 from seeded floats (weights, or activations with rows = tokens).
+std::vector<BlockQ8_0> randomBlocks(int64_t rows, int64_t nb, uint32_t seed) {
+    const int64_t cols = nb * kQ8_0BlockSize;
+    const auto f = randomFloats(static_cast<size_t>(rows * cols), seed);
+    std::vector<BlockQ8_0> out(static_cast<size_t>(rows * nb));
+    for (int64_t r = 0; r < rows; ++r)
+        quantizeRowQ8_0(f.data() + r * cols, out.data() + r * nb, cols);
+    return out;
+}
+
+// What gemmPanelsQ8_0 promises bit for bit: per output, the exact integer sum of each
+// block's products, chained as acc = fma(float(sum), dw * dx, acc) over the blocks in order.
+std::vector<float> blockChains(const std::vector<BlockQ8_0>& w, const std::vector<BlockQ8_0>& x,
+                               int64_t rows, int64_t nb, int64_t tokens) {
+    std::vector<float> y(static_cast<size_t>(rows * tokens));
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                const BlockQ8_0& wb = w[static_cast<size_t>(r * nb + b)];
+                const BlockQ8_0& xb = x[static_cast<size_t>(t * nb + b)];
+                int32_t sum = 0;
+                for (int64_t i = 0; i < kQ8_0BlockSize; ++i) sum += wb.qs[i] * xb.qs[i];
+                acc = std::fma(static_cast<float>(sum), fp16ToFloat(wb.d) * fp16ToFloat(xb.d), acc);
+            }
+            y[static_cast<size_t>(t * rows + r)] = acc;
+        }
+    return y;
+}
+
+PanelMemory panelsOf(const std::vector<BlockQ8_0>& w, int64_t rows, int64_t nb) {
+    PanelMemory m = allocatePanelMemory(panelsQ8_0Bytes(rows, nb));
+    packPanelsQ8_0(w.data(), rows, nb, reinterpret_cast<uint8_t*>(m.get()));
+    return m;
+}
+const uint8_t* bytesOf(const PanelMemory& m) {
+    return reinterpret_cast<const uint8_t*>(m.get());
+}
+
+} // namespace
+
+TEST(PanelsQ8, GroupsHoldFourBytesOfSixteenRowsBiasedThenTheScales) {
+    const int64_t rows = 19, nb = 2;
+    const auto w = randomBlocks(rows, nb, 1);
+    ASSERT_EQ(panelsQ8_0Bytes(rows, nb), static_cast<size_t>(2 * nb * kQ8PanelBlockBytes));
+    EXPECT_EQ(panelsQ8_0Bytes(0, nb), 0u);
+    EXPECT_EQ(panelsQ8_0Bytes(rows, -1), 0u);
+    const PanelMemory m = panelsOf(w, rows, nb);
+    for (int64_t p = 0; p < 2; ++p)
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* block = bytesOf(m) + (p * nb + b) * kQ8PanelBlockBytes;
+            float scales[16];
+            std::memcpy(scales, block + 8 * 64, sizeof scales);
+            for (int64_t lane = 0; lane < 16; ++lane) {
+                const int64_t r = p * 16 + lane;
+                for (int64_t i = 0; i < kQ8_0BlockSize; ++i) {
+                    const int q = r < rows ? w[static_cast<size_t>(r * nb + b)].qs[i] : 0;
+                    ASSERT_EQ(block[(i / 4) * 64 + lane * 4 + i % 4], q + 128)
+                        << "row " << r << " element " << i;
+                }
+                EXPECT_EQ(scales[lane],
+                          r < rows ? fp16ToFloat(w[static_cast<size_t>(r * nb + b)].d) : 0.0f);
+            }
+        }
+}
+
+TEST(VecPanelsQ8, EveryOutputChainsTheExactBlockSumsInOrder) {
+    // Shapes around the panel and every tile (1 to 6 tokens; 8, 4, 3 or 2 panels), then a
+    // wide matrix (256 blocks: 8.5 KiB of activations per token) whose 70 tokens the kernel
+    // takes in three blocks. A NaN-filled y shows any output left unwritten.
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsQ8_0);
+    if (kernels.empty())
+        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX-512 VNNI only)";
+    auto check = [](const VecKernels* k, int64_t rows, int64_t nb, int64_t tokens) {
+        const auto w = randomBlocks(rows, nb, 2), x = randomBlocks(tokens, nb, 3);
+        const PanelMemory m = panelsOf(w, rows, nb);
+        std::vector<float> y(static_cast<size_t>(rows * tokens),
+                             std::numeric_limits<float>::quiet_NaN());
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, tokens, y.data(), rows);
+        const auto want = blockChains(w, x, rows, nb, tokens);
+        for (size_t i = 0; i < y.size(); ++i)
+            ASSERT_TRUE(sameBits(y[i], want[i]))
+                << k->name << " rows=" << rows << " nb=" << nb << " tokens=" << tokens << " output "
+                << i << ": " << y[i] << " vs " << want[i];
+    };
+    for (const VecKernels* k : kernels) {
+        for (int64_t rows : {1, 15, 16, 17, 49, 130})
+            for (int64_t nb : {1, 2, 9})
+                for (int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 13}) check(k, rows, nb, tokens);
+        check(k, 37, 256, 70);
+    }
+}
+
+TEST(VecPanelsQ8, ARowRangeWritesOnlyItsRowsAndTheLastStoreStaysInside) {
+    // A range starting and ending inside panels writes its rows with the whole product's
+    // bits and nothing else; outputs ending right before an unmapped page do not fault.
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsQ8_0);
+    if (kernels.empty())
+        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX-512 VNNI only)";
+    const int64_t rows = 70, nb = 3, tokens = 10;
+    const auto w = randomBlocks(rows, nb, 4), x = randomBlocks(tokens, nb, 5);
+    const PanelMemory m = panelsOf(w, rows, nb);
+    const mb::kernels::test::GuardPage guard;
+    float* end = guard.end();
+    for (const VecKernels* k : kernels) {
+        std::vector<float> whole(static_cast<size_t>(rows * tokens));
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, tokens, whole.data(), rows);
+        for (auto [r0, r1] :
+             {std::pair<int64_t, int64_t>{5, 37}, {16, 32}, {33, 34}, {60, 70}, {0, 1}}) {
+            std::vector<float> y(whole.size(), -7.0f);
+            k->gemmPanelsQ8_0(bytesOf(m), nb, r0, r1, x.data(), nb, tokens, y.data(), rows);
+            for (int64_t t = 0; t < tokens; ++t)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const size_t i = static_cast<size_t>(t * rows + r);
+                    if (r >= r0 && r < r1)
+                        ASSERT_TRUE(sameBits(y[i], whole[i])) << k->name << " row " << r;
+                    else
+                        ASSERT_EQ(y[i], -7.0f)
+                            << k->name << " range [" << r0 << ", " << r1 << ") wrote row " << r;
+                }
+        }
+        // One token, its 70 outputs the last floats before the unmapped page.
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, 1, end - rows, rows);
+        for (int64_t r = 0; r < rows; ++r)
+            EXPECT_TRUE(sameBits(end[r - rows], whole[static_cast<size_t>(r)]));
+    }
+}
+
+TEST(Matmul, Q8PanelsGiveTheSameBitsForAnyThreadsAndBatch) {
+    // matmul with Q8_0 panels set (activations quantised by matmul itself): 333 rows on 4
+    // threads, on 1, and each token alone all give the same bits (ranges cut inside panels
+    // are VecPanelsQ8.ARowRange...'s).
+    if (!vecKernels().gemmPanelsQ8_0)
+        GTEST_SKIP() << "the chosen kernel table does not multiply Q8_0 panels";
+    const int64_t rows = 333, nb = 4, cols = nb * kQ8_0BlockSize, n = 11;
+    const auto wb = randomBlocks(rows, nb, 6);
+    const auto x = randomFloats(static_cast<size_t>(n * cols), 7);
+    const PanelMemory m = panelsOf(wb, rows, nb);
+    WeightMatrix w{TensorType::Q8_0, rows, cols, wb.data()};
+    w.panels = m.get();
+    ThreadPool p1(1), p4(4);
+    MatmulScratch scratch;
+    std::vector<float> y1(static_cast<size_t>(n * rows)), y4(y1.size()),
+        one(static_cast<size_t>(rows));
+    matmul(w, x.data(), n, y1.data(), p1, scratch);
+    matmul(w, x.data(), n, y4.data(), p4, scratch);
+    for (size_t i = 0; i < y1.size(); ++i) ASSERT_TRUE(sameBits(y1[i], y4[i])) << "output " << i;
+    for (int64_t t = 0; t < n; ++t) {
+        matmul(w, x.data() + t * cols, 1, one.data(), p4, scratch);
+        for (int64_t r = 0; r < rows; ++r)
+            ASSERT_TRUE(
+                sameBits(one[static_cast<size_t>(r)], y1[static_cast<size_t>(t * rows + r)]))
+                << t << " " << r;
+    }
+    // And near the rows' dot products (the same integer sums, another float order).
+    WeightMatrix rowsOnly{TensorType::Q8_0, rows, cols, wb.data()};
+    std::vector<float> yRows(y1.size());
+    matmul(rowsOnly, x.data(), n, yRows.data(), p1, scratch);
+    for (size_t i = 0; i < y1.size(); ++i)
+        EXPECT_NEAR(y1[i], yRows[i], 1e-4f * (1.0f + std::fabs(yRows[i])));
+}
