@@ -36,7 +36,7 @@ struct ForwardOptions {
     bool fused = false;              // CPU: QKV and gate/up in one pool pass; CUDA: fused residual+norm, RoPE+KV write
     const RopeTable* rope = nullptr; // precomputed angles (must cover every position), else per token
     bool graphs = false;             // CUDA: capture the batch-1 decode step once as a graph and replay it
-    bool panels = true;              // CPU: F32 matrices repacked as panels when the kernels can use them (Forward)
+    bool panels = true;              // CPU: F32 and Q8_0 matrices multiplied from panels where the kernels can (Forward)
 };
 
 // One caller's compute state for one model. One thread at a time.

@@ -1,5 +1,4 @@
-// A model's F32 and Q8_0 weight matrices as 16-row panels for the CPU's outer-product products,
-// made once per model. per model.
+// A model's F32 and Q8_0 weight matrices as 16-row panels for the CPU's outer-product products, made once.
 #pragma once
 
 #include "kernels/cpu/panels.h"

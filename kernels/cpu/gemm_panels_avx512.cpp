@@ -20,7 +20,9 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12's AVX-512 intrinsics (vcvtdq2ps) start from an undefined vector and warn about it
-// wherever they are inlined (GCC bug 105593); that value is never read.
+// wherever they are inlined (GCC bug 105593); that value is never read. (This file holds no
+// standard-library containers: their out-of-line copies, built with these -m flags, could
+// be the ones the linker keeps for every caller.)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
@@ -30,7 +32,6 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 namespace mb::kernels::avx512 {
 
@@ -268,27 +269,15 @@ void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const
 }
 
 void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
-                    int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+                    int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens,
+                    float* y, int64_t ldy) {
     if (r0 >= r1 || tokens <= 0 || nb <= 0) return;
-    // Per token and block: the bias start -128 * sum(x) and the scale dx, once per call.
-    thread_local std::vector<int32_t> xbias;
-    thread_local std::vector<float> xd;
-    const auto n = static_cast<size_t>(tokens * nb);
-    if (xbias.size() < n) xbias.resize(n), xd.resize(n);
-    for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t b = 0; b < nb; ++b) {
-            const BlockQ8_0& xb = x[t * ldx + b];
-            int32_t s = 0;
-            for (int8_t q : xb.qs) s += q;
-            xbias[static_cast<size_t>(t * nb + b)] = -128 * s;
-            xd[static_cast<size_t>(t * nb + b)] = _cvtsh_ss(xb.d);
-        }
     drivePanels<kMaxNTQ8, kMaxMPQ8>(
         kPanelsForQ8, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_0)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             kTilesQ8[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
-                panels + g * nb * kQ8PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias.data() + t0 * nb,
-                xd.data() + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
+                panels + g * nb * kQ8PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias + t0 * nb,
+                xscale + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
         });
 }
 

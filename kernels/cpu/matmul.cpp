@@ -1,6 +1,7 @@
 // Threaded matrix products over weight rows, dispatching the inner dot product by weight type.
 #include "kernels/cpu/matmul.h"
 
+#include "kernels/cpu/panels.h"
 #include "kernels/cpu/vec.h"
 
 #include <algorithm>
@@ -22,8 +23,16 @@ bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType
 // tiles of up to 6 tokens (8 for F32 panels) over the slice's rows, so the slice (kRowGrain
 // rows and up: 72 KB of F16 at width 768) stays in L1/L2 while the activations stream once.
 // Every output is the same bits whatever the slice (see VecKernels::gemm*, gemmPanelsF32).
-void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const BlockQ8_0* xq, int64_t n, float* y,
+// Quantised activations: the Q8_0 blocks, and for Q8_0 panels their prepareQ8Panels.
+struct QuantisedX {
+    const BlockQ8_0* blocks = nullptr;
+    const int32_t* bias = nullptr;
+    const float* scale = nullptr;
+};
+
+void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const QuantisedX& q, int64_t n, float* y,
             int64_t r0, int64_t r1) {
+    const BlockQ8_0* xq = q.blocks;
     const int64_t K = w.cols;
     const int64_t nb = K / kQ8_0BlockSize;
     const int64_t rows = r1 - r0;
@@ -46,7 +55,8 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Bl
         break;
     case TensorType::Q8_0:
         if (w.panels && k.gemmPanelsQ8_0) {
-            k.gemmPanelsQ8_0(static_cast<const uint8_t*>(w.panels), nb, r0, r1, xq, nb, n, y, w.rows);
+            k.gemmPanelsQ8_0(static_cast<const uint8_t*>(w.panels), nb, r0, r1, xq, nb, q.bias, q.scale, n, y,
+                             w.rows);
             break;
         }
         k.gemmQ8_0(reinterpret_cast<const BlockQ8_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
@@ -63,6 +73,8 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
     const int64_t K = ws[0].cols;
     // Quantised weights multiply activations quantised to Q8_0 once for all matrices.
     const BlockQ8_0* xq = nullptr;
+    const int32_t* xbias = nullptr;
+    const float* xscale = nullptr;
     if (std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return isQuantised(w.type); })) {
         const int64_t nb = K / kQ8_0BlockSize;
         if (scratch.xq.size() < static_cast<size_t>(n * nb)) scratch.xq.resize(static_cast<size_t>(n * nb));
@@ -73,6 +85,15 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
         if (pool && n > 1) pool->parallelFor(n, quantise);
         else quantise(0, n);
         xq = out;
+        if (k.gemmPanelsQ8_0 && std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) {
+                return w.type == TensorType::Q8_0 && w.panels;
+            })) {
+            const auto size = static_cast<size_t>(n * nb);
+            if (scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
+            prepareQ8Panels(xq, nb, n, nb, scratch.xbias.data(), scratch.xscale.data());
+            xbias = scratch.xbias.data();
+            xscale = scratch.xscale.data();
+        }
     }
     int64_t totalRows = 0;
     for (const auto& w : ws) totalRows += w.rows;
@@ -82,7 +103,7 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
         for (size_t i = 0; i < ws.size() && base < g1; base += ws[i].rows, ++i) {
             const int64_t r0 = std::max<int64_t>(g0 - base, 0);
             const int64_t r1 = std::min<int64_t>(g1 - base, ws[i].rows);
-            if (r0 < r1) rowsOf(k, ws[i], x, xq, n, ys[i], r0, r1);
+            if (r0 < r1) rowsOf(k, ws[i], x, QuantisedX{xq, xbias, xscale}, n, ys[i], r0, r1);
         }
     };
     const int64_t macsPerRow = std::max<int64_t>(1, K * n);

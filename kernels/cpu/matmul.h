@@ -34,6 +34,8 @@ struct WeightMatrix {
 // to the largest product seen and is never shrunk, so the hot path does not allocate.
 struct MatmulScratch {
     std::vector<BlockQ8_0> xq;
+    std::vector<int32_t> xbias; // prepareQ8Panels of xq, for Q8_0 panels
+    std::vector<float> xscale;
 };
 
 // y[t, r] = sum_k x[t, k] * W[r, k] for t in [0, n), r in [0, W.rows).

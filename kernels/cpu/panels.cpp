@@ -86,6 +86,18 @@ void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) 
         }
 }
 
+void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb, int32_t* bias,
+                     float* scale) {
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t b = 0; b < nb; ++b) {
+            const BlockQ8_0& xb = x[t * ldx + b];
+            int32_t sum = 0;
+            for (int8_t q : xb.qs) sum += q;
+            bias[t * nb + b] = -128 * sum;
+            scale[t * nb + b] = fp16ToFloat(xb.d);
+        }
+}
+
 PanelsF32::PanelsF32(const float* w, int64_t rows, int64_t cols) {
     if (rows <= 0 || cols <= 0) return;
     m_rows = rows;

@@ -41,6 +41,12 @@ size_t panelsQ8_0Bytes(int64_t rows, int64_t nb);
 // Writes the panels of w (rows x nb blocks, rows nb blocks apart) to `out`:
 // panelsQ8_0Bytes(rows, nb) bytes, 64-byte aligned.
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out);
+// What gemmPanelsQ8_0 needs of the activations (tokens x nb blocks, rows ldx blocks apart)
+// besides their bytes, per token and block at [t * nb + b]: bias = -128 * sum(q) (taking the
+// weights' +128 out of the integer sums) and scale = the block's F16 scale as F32. Made
+// once per product (matmul), not per thread or tile.
+void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb, int32_t* bias,
+                     float* scale);
 
 // Memory for panels, `bytes` of it, 64-byte aligned; from 2 MiB on, 2 MiB-aligned and
 // advised as huge pages (where the kernel has transparent huge pages it then faults in
@@ -53,7 +59,7 @@ using PanelMemory = std::unique_ptr<float[], FreeFloats>;
 PanelMemory allocatePanelMemory(size_t bytes);
 
 // One matrix's panels in memory of its own (several matrices can share one PanelMemory
-// through packPanelsF32 instead: engine/model_panels.cpp).
+// through packPanelsF32 / packPanelsQ8_0 instead: engine/model_panels.cpp).
 class PanelsF32 {
 public:
     PanelsF32() = default;

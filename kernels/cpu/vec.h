@@ -99,12 +99,14 @@ struct VecKernels {
     void (*gemmPanelsF32)(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
                           int64_t tokens, float* y, int64_t ldy);
     // The same for a Q8_0 matrix as panels (packPanelsQ8_0; nb blocks per row) and Q8_0
-    // activations (x rows ldx blocks apart): per output and block the exact integer sum s_b
-    // of the block's products, and acc = std::fma(float(s_b), dw_b * dx_b, acc) over the
-    // blocks in order from acc = 0 (dw_b * dx_b an F32 product), in every tile. nullptr
-    // where absent (portable, avx2): Q8_0 products then read the rows.
+    // activations (x rows ldx blocks apart; xbias and xscale from prepareQ8Panels, nb per
+    // token): per output and block the exact integer sum s_b of the block's products, and
+    // acc = std::fma(float(s_b), dw_b * dx_b, acc) over the blocks in order from acc = 0
+    // (dw_b * dx_b an F32 product), in every tile; a NaN scale gives NaN, maybe with
+    // another payload. nullptr where absent (portable, avx2): Q8_0 products read the rows.
     void (*gemmPanelsQ8_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
-                           int64_t ldx, int64_t tokens, float* y, int64_t ldy);
+                           int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
+                           int64_t ldy);
 };
 
 const VecKernels& portableVecKernels();

@@ -52,6 +52,27 @@ std::vector<float> blockChains(const std::vector<BlockQ8_0>& w, const std::vecto
     return y;
 }
 
+// prepareQ8Panels of tokens x nb activation blocks.
+struct Prepared {
+    std::vector<int32_t> bias;
+    std::vector<float> scale;
+};
+Prepared prepared(const std::vector<BlockQ8_0>& x, int64_t tokens, int64_t nb) {
+    Prepared p{std::vector<int32_t>(static_cast<size_t>(tokens * nb)),
+               std::vector<float>(static_cast<size_t>(tokens * nb))};
+    prepareQ8Panels(x.data(), nb, tokens, nb, p.bias.data(), p.scale.data());
+    return p;
+}
+
+// Blocks at the ends of the range: every q = -128 or +127 (alternating by block, a sign
+// pattern by element), which quantizeRowQ8_0 never writes, so the integer sums reach
+// their extremes.
+void makeExtreme(std::vector<BlockQ8_0>& blocks) {
+    for (size_t i = 0; i < blocks.size(); ++i)
+        for (int j = 0; j < static_cast<int>(kQ8_0BlockSize); ++j)
+            blocks[i].qs[j] = static_cast<int8_t>(i % 2 == 0 ? -128 : (j % 3 == 0 ? -128 : 127));
+}
+
 PanelMemory panelsOf(const std::vector<BlockQ8_0>& w, int64_t rows, int64_t nb) {
     PanelMemory m = allocatePanelMemory(panelsQ8_0Bytes(rows, nb));
     packPanelsQ8_0(w.data(), rows, nb, reinterpret_cast<uint8_t*>(m.get()));
@@ -91,16 +112,21 @@ TEST(PanelsQ8, GroupsHoldFourBytesOfSixteenRowsBiasedThenTheScales) {
 TEST(VecPanelsQ8, EveryOutputChainsTheExactBlockSumsInOrder) {
     // Shapes around the panel and every tile (1 to 6 tokens; 8, 4, 3 or 2 panels), then a
     // wide matrix (256 blocks: 8.5 KiB of activations per token) whose 70 tokens the kernel
-    // takes in three blocks. A NaN-filled y shows any output left unwritten.
+    // takes in three blocks, and blocks of -128 and +127 (the extreme sums). A NaN-filled y
+    // shows any output left unwritten.
     const auto kernels = tablesWith(&VecKernels::gemmPanelsQ8_0);
     if (kernels.empty())
         GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX-512 VNNI only)";
-    auto check = [](const VecKernels* k, int64_t rows, int64_t nb, int64_t tokens) {
-        const auto w = randomBlocks(rows, nb, 2), x = randomBlocks(tokens, nb, 3);
+    auto check = [](const VecKernels* k, int64_t rows, int64_t nb, int64_t tokens,
+                    bool extreme = false) {
+        auto w = randomBlocks(rows, nb, 2), x = randomBlocks(tokens, nb, 3);
+        if (extreme) makeExtreme(w), makeExtreme(x);
         const PanelMemory m = panelsOf(w, rows, nb);
         std::vector<float> y(static_cast<size_t>(rows * tokens),
                              std::numeric_limits<float>::quiet_NaN());
-        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, tokens, y.data(), rows);
+        const Prepared px = prepared(x, tokens, nb);
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, px.bias.data(), px.scale.data(),
+                          tokens, y.data(), rows);
         const auto want = blockChains(w, x, rows, nb, tokens);
         for (size_t i = 0; i < y.size(); ++i)
             ASSERT_TRUE(sameBits(y[i], want[i]))
@@ -112,6 +138,7 @@ TEST(VecPanelsQ8, EveryOutputChainsTheExactBlockSumsInOrder) {
             for (int64_t nb : {1, 2, 9})
                 for (int64_t tokens : {1, 2, 3, 4, 5, 6, 7, 13}) check(k, rows, nb, tokens);
         check(k, 37, 256, 70);
+        check(k, 33, 5, 7, /*extreme=*/true);
     }
 }
 
@@ -124,15 +151,18 @@ TEST(VecPanelsQ8, ARowRangeWritesOnlyItsRowsAndTheLastStoreStaysInside) {
     const int64_t rows = 70, nb = 3, tokens = 10;
     const auto w = randomBlocks(rows, nb, 4), x = randomBlocks(tokens, nb, 5);
     const PanelMemory m = panelsOf(w, rows, nb);
+    const Prepared px = prepared(x, tokens, nb);
     const mb::kernels::test::GuardPage guard;
     float* end = guard.end();
     for (const VecKernels* k : kernels) {
         std::vector<float> whole(static_cast<size_t>(rows * tokens));
-        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, tokens, whole.data(), rows);
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, px.bias.data(), px.scale.data(),
+                          tokens, whole.data(), rows);
         for (auto [r0, r1] :
              {std::pair<int64_t, int64_t>{5, 37}, {16, 32}, {33, 34}, {60, 70}, {0, 1}}) {
             std::vector<float> y(whole.size(), -7.0f);
-            k->gemmPanelsQ8_0(bytesOf(m), nb, r0, r1, x.data(), nb, tokens, y.data(), rows);
+            k->gemmPanelsQ8_0(bytesOf(m), nb, r0, r1, x.data(), nb, px.bias.data(), px.scale.data(),
+                              tokens, y.data(), rows);
             for (int64_t t = 0; t < tokens; ++t)
                 for (int64_t r = 0; r < rows; ++r) {
                     const size_t i = static_cast<size_t>(t * rows + r);
@@ -144,7 +174,8 @@ TEST(VecPanelsQ8, ARowRangeWritesOnlyItsRowsAndTheLastStoreStaysInside) {
                 }
         }
         // One token, its 70 outputs the last floats before the unmapped page.
-        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, 1, end - rows, rows);
+        k->gemmPanelsQ8_0(bytesOf(m), nb, 0, rows, x.data(), nb, px.bias.data(), px.scale.data(), 1,
+                          end - rows, rows);
         for (int64_t r = 0; r < rows; ++r)
             EXPECT_TRUE(sameBits(end[r - rows], whole[static_cast<size_t>(r)]));
     }
