@@ -7,26 +7,12 @@
 
 #include <algorithm>
 #include <new>
-#include <utility>
 
 namespace mb::kernels {
 
 namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 } // namespace
-
-PanelsF32::PanelsF32(PanelsF32&& other) noexcept
-    : m_data(std::move(other.m_data)), m_rows(std::exchange(other.m_rows, 0)),
-      m_cols(std::exchange(other.m_cols, 0)) {}
-
-PanelsF32& PanelsF32::operator=(PanelsF32&& other) noexcept {
-    if (this != &other) {
-        m_data = std::move(other.m_data);
-        m_rows = std::exchange(other.m_rows, 0);
-        m_cols = std::exchange(other.m_cols, 0);
-    }
-    return *this;
-}
 
 size_t panelsF32Bytes(int64_t rows, int64_t cols) {
     if (rows <= 0 || cols <= 0) return 0;
@@ -96,14 +82,6 @@ void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb
             bias[t * nb + b] = -128 * sum;
             scale[t * nb + b] = fp16ToFloat(xb.d);
         }
-}
-
-PanelsF32::PanelsF32(const float* w, int64_t rows, int64_t cols) {
-    if (rows <= 0 || cols <= 0) return;
-    m_rows = rows;
-    m_cols = cols;
-    m_data = allocatePanelMemory(bytes());
-    packPanelsF32(w, rows, cols, m_data.get());
 }
 
 } // namespace mb::kernels

@@ -15,9 +15,9 @@ namespace mb::kernels {
 constexpr int64_t kPanelRows = 16;
 
 // A (rows, cols) row-major F32 matrix as ceil(rows / 16) panels. Panel p holds rows
-// [16p, 16p + 16) column by column: element (r, c) lies at data()[(p * cols + c) * 16 + r - 16p],
+// [16p, 16p + 16) column by column: element (r, c) lies at [(p * cols + c) * 16 + r - 16p],
 // so one 64-byte load gives 16 rows of one column. Rows past the last are zero. 64-byte
-// aligned (a panel column is one cache line). Owns its memory; made once per matrix.
+// aligned (a panel column is one cache line).
 //
 // Why: a row-major matrix is multiplied as dot products (kernels/cpu/gemm_avx512.cpp), which
 // load a weight vector and an activation vector per FMA pair and end in a horizontal
@@ -51,34 +51,12 @@ void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb
 // Memory for panels, `bytes` of it, 64-byte aligned; from 2 MiB on, 2 MiB-aligned and
 // advised as huge pages (where the kernel has transparent huge pages it then faults in
 // 2 MiB at a time, not 4 KiB: 12 ms instead of 105 ms for stories15m's 37 MB output matrix
-// on the development VM, whose page faults are slow). Throws std::bad_alloc.
+// on the development VM, whose page faults are slow); null for 0 bytes. Several matrices'
+// panels can share one (engine/model_panels.cpp). Throws std::bad_alloc.
 struct FreeFloats {
     void operator()(float* p) const { std::free(p); }
 };
 using PanelMemory = std::unique_ptr<float[], FreeFloats>;
 PanelMemory allocatePanelMemory(size_t bytes);
-
-// One matrix's panels in memory of its own (several matrices can share one PanelMemory
-// through packPanelsF32 / packPanelsQ8_0 instead: engine/model_panels.cpp).
-class PanelsF32 {
-public:
-    PanelsF32() = default;
-    // Packs w, rows x cols, row-major (rows lie cols elements apart); empty (0 x 0) when
-    // either is not positive. Throws std::bad_alloc.
-    PanelsF32(const float* w, int64_t rows, int64_t cols);
-    PanelsF32(PanelsF32&& other) noexcept;
-    PanelsF32& operator=(PanelsF32&& other) noexcept; // the moved-from one is empty
-
-    const float* data() const { return m_data.get(); }
-    int64_t rows() const { return m_rows; }
-    int64_t cols() const { return m_cols; }
-    size_t bytes() const { return panelsF32Bytes(m_rows, m_cols); }
-    int64_t panels() const { return (m_rows + kPanelRows - 1) / kPanelRows; }
-
-private:
-    PanelMemory m_data;
-    int64_t m_rows = 0;
-    int64_t m_cols = 0;
-};
 
 } // namespace mb::kernels

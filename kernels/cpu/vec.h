@@ -89,7 +89,7 @@ struct VecKernels {
                          int64_t firstHead, int64_t group, int64_t hd, float* s, int64_t lds);
     void (*sumRowsF16)(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
                        int64_t firstHead, int64_t group, int64_t hd, float* y);
-    // An F32 matrix product from 16-row panels (PanelsF32, kernels/cpu/panels.h; k columns):
+    // An F32 matrix product from 16-row panels (packPanelsF32, kernels/cpu/panels.h; k columns):
     // y[t * ldy + r] = sum_c w(r, c) * x[t * ldx + c] for rows r0 <= r < r1 and t < tokens;
     // nothing else of y is written. Each output is one FMA chain over c in order from 0,
     // bit for bit acc = std::fma(w(r, c), x(t, c), acc) from acc = 0, in every tile, so the

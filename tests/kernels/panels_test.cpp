@@ -1,4 +1,4 @@
-// F32 panels: the layout (PanelsF32) and every table's outer-product product over it
+// F32 panels: the layout (packPanelsF32) and every table's outer-product product over it
 // (gemmPanelsF32).
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/panels.h"
@@ -36,34 +36,30 @@ std::vector<float> fmaChains(const std::vector<float>& w, const std::vector<floa
     return y;
 }
 
+// The panels of w (rows x cols) in memory of their own.
+PanelMemory panelsOf(const std::vector<float>& w, int64_t rows, int64_t cols) {
+    PanelMemory m = allocatePanelMemory(panelsF32Bytes(rows, cols));
+    packPanelsF32(w.data(), rows, cols, m.get());
+    return m;
+}
+
 } // namespace
 
 TEST(Panels, SixteenRowsOfAColumnLieTogetherAndTheLastPanelIsZeroPadded) {
     const int64_t rows = 37, cols = 5;
     const auto w = randomFloats(static_cast<size_t>(rows * cols), 1);
-    const PanelsF32 p(w.data(), rows, cols);
-    ASSERT_EQ(p.panels(), 3);
-    EXPECT_EQ(p.bytes(), static_cast<size_t>(3 * 16 * cols) * sizeof(float));
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.data()) % 64, 0u);
+    const PanelMemory p = panelsOf(w, rows, cols);
+    EXPECT_EQ(panelsF32Bytes(rows, cols), static_cast<size_t>(3 * 16 * cols) * sizeof(float));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p.get()) % 64, 0u);
     for (int64_t panel = 0; panel < 3; ++panel)
         for (int64_t c = 0; c < cols; ++c)
             for (int64_t lane = 0; lane < 16; ++lane) {
                 const int64_t r = panel * 16 + lane;
                 const float want = r < rows ? w[static_cast<size_t>(r * cols + c)] : 0.0f;
-                ASSERT_EQ(p.data()[(panel * cols + c) * 16 + lane], want)
-                    << "row " << r << " col " << c;
+                ASSERT_EQ(p[(panel * cols + c) * 16 + lane], want) << "row " << r << " col " << c;
             }
-    for (int64_t badRows : {0, -40}) {
-        const PanelsF32 empty(w.data(), badRows, cols);
-        EXPECT_EQ(empty.data(), nullptr);
-        EXPECT_EQ(empty.bytes(), 0u);
-        EXPECT_EQ(empty.panels(), 0);
-    }
-    PanelsF32 from(w.data(), rows, cols);
-    const PanelsF32 to(std::move(from));
-    EXPECT_EQ(to.bytes(), p.bytes());
-    EXPECT_EQ(from.bytes(), 0u); // NOLINT(bugprone-use-after-move): moved-from is empty by contract
-    EXPECT_EQ(from.data(), nullptr);
+    for (int64_t badRows : {0, -40}) EXPECT_EQ(panelsF32Bytes(badRows, cols), 0u);
+    EXPECT_EQ(allocatePanelMemory(0), nullptr);
 }
 
 // Table k's gemmPanelsF32 over a random rows x cols matrix and `tokens` tokens gives
@@ -71,10 +67,10 @@ TEST(Panels, SixteenRowsOfAColumnLieTogetherAndTheLastPanelIsZeroPadded) {
 static void expectFmaChains(const VecKernels* k, int64_t rows, int64_t cols, int64_t tokens) {
     const auto w = randomFloats(static_cast<size_t>(rows * cols), 2);
     const auto x = randomFloats(static_cast<size_t>(tokens * cols), 3);
-    const PanelsF32 p(w.data(), rows, cols);
+    const PanelMemory p = panelsOf(w, rows, cols);
     std::vector<float> y(static_cast<size_t>(rows * tokens),
                          std::numeric_limits<float>::quiet_NaN());
-    k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, y.data(), rows);
+    k->gemmPanelsF32(p.get(), cols, 0, rows, x.data(), cols, tokens, y.data(), rows);
     const auto want = fmaChains(w, x, rows, cols, tokens);
     for (size_t i = 0; i < y.size(); ++i)
         ASSERT_TRUE(sameBits(y[i], want[i]))
@@ -107,14 +103,14 @@ TEST(VecPanels, ARowRangeWritesOnlyItsRowsWithTheWholeProductsBits) {
     const int64_t rows = 70, cols = 40, tokens = 10;
     const auto w = randomFloats(static_cast<size_t>(rows * cols), 4);
     const auto x = randomFloats(static_cast<size_t>(tokens * cols), 5);
-    const PanelsF32 p(w.data(), rows, cols);
+    const PanelMemory p = panelsOf(w, rows, cols);
     for (const VecKernels* k : kernels) {
         std::vector<float> whole(static_cast<size_t>(rows * tokens));
-        k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, tokens, whole.data(), rows);
+        k->gemmPanelsF32(p.get(), cols, 0, rows, x.data(), cols, tokens, whole.data(), rows);
         for (auto [r0, r1] :
              {std::pair<int64_t, int64_t>{5, 37}, {16, 32}, {33, 34}, {60, 70}, {0, 1}}) {
             std::vector<float> y(whole.size(), -7.0f);
-            k->gemmPanelsF32(p.data(), cols, r0, r1, x.data(), cols, tokens, y.data(), rows);
+            k->gemmPanelsF32(p.get(), cols, r0, r1, x.data(), cols, tokens, y.data(), rows);
             for (int64_t t = 0; t < tokens; ++t)
                 for (int64_t r = 0; r < rows; ++r) {
                     const size_t i = static_cast<size_t>(t * rows + r);
@@ -141,8 +137,8 @@ TEST(VecPanels, TheLastPanelsMaskedStoreTouchesNothingPastTheOutputs) {
                x = randomFloats(static_cast<size_t>(cols), 7);
     for (const VecKernels* k : kernels)
         for (int64_t rows : {1, 3, 17, 21}) {
-            const PanelsF32 p(w.data(), rows, cols);
-            k->gemmPanelsF32(p.data(), cols, 0, rows, x.data(), cols, 1, end - rows, rows);
+            const PanelMemory p = panelsOf(w, rows, cols);
+            k->gemmPanelsF32(p.get(), cols, 0, rows, x.data(), cols, 1, end - rows, rows);
             const auto want = fmaChains(w, x, rows, cols, 1);
             for (int64_t r = 0; r < rows; ++r)
                 EXPECT_TRUE(sameBits(end[r - rows], want[static_cast<size_t>(r)]));
@@ -161,16 +157,16 @@ TEST(Matmul, PanelsGiveTheSameBitsForAnyThreadsBatchAndGrouping) {
     const int64_t rows[] = {401, 170, 333};
     const auto x = randomFloats(static_cast<size_t>(n * cols), 8);
     std::vector<std::vector<float>> wf;
-    std::vector<PanelsF32> panels;
+    std::vector<PanelMemory> panels;
     std::vector<WeightMatrix> ws;
     for (int i = 0; i < 3; ++i) {
         wf.push_back(
             randomFloats(static_cast<size_t>(rows[i] * cols), static_cast<uint32_t>(30 + i)));
-        panels.emplace_back(wf.back().data(), rows[i], cols);
+        panels.push_back(panelsOf(wf.back(), rows[i], cols));
     }
     for (int i = 0; i < 3; ++i) {
         WeightMatrix w{TensorType::F32, rows[i], cols, wf[static_cast<size_t>(i)].data()};
-        w.panels = panels[static_cast<size_t>(i)].data();
+        w.panels = panels[static_cast<size_t>(i)].get();
         ws.push_back(w);
     }
     ThreadPool p1(1), p4(4);
