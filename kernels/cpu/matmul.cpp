@@ -77,20 +77,24 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
     const float* xscale = nullptr;
     if (std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return isQuantised(w.type); })) {
         const int64_t nb = K / kQ8_0BlockSize;
-        if (scratch.xq.size() < static_cast<size_t>(n * nb)) scratch.xq.resize(static_cast<size_t>(n * nb));
+        const auto size = static_cast<size_t>(n * nb);
+        if (scratch.xq.size() < size) scratch.xq.resize(size);
+        // Q8_0 panels also need each block's -128 * sum and scale: made in the same pass.
+        const bool prepare = k.gemmPanelsQ8_0 && std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) {
+                                 return w.type == TensorType::Q8_0 && w.panels;
+                             });
+        if (prepare && scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
         BlockQ8_0* out = scratch.xq.data();
         auto quantise = [&](int64_t t0, int64_t t1) {
             for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, out + t * nb, K);
+            if (prepare)
+                prepareQ8Panels(out + t0 * nb, nb, t1 - t0, nb, scratch.xbias.data() + t0 * nb,
+                                scratch.xscale.data() + t0 * nb);
         };
         if (pool && n > 1) pool->parallelFor(n, quantise);
         else quantise(0, n);
         xq = out;
-        if (k.gemmPanelsQ8_0 && std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) {
-                return w.type == TensorType::Q8_0 && w.panels;
-            })) {
-            const auto size = static_cast<size_t>(n * nb);
-            if (scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
-            prepareQ8Panels(xq, nb, n, nb, scratch.xbias.data(), scratch.xscale.data());
+        if (prepare) {
             xbias = scratch.xbias.data();
             xscale = scratch.xscale.data();
         }
