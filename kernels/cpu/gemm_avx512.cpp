@@ -354,9 +354,8 @@ void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, i
     if (rows > 0 && tokens > 0) panel(kF16AsF32Tiles, kF32Rows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
-namespace {
 template <class T>
-void scoreRowsOf(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
+void scoreRows(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
                  int64_t hd, float* s, int64_t lds) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h)
@@ -364,7 +363,7 @@ void scoreRowsOf(const T* k, int64_t ldk, int64_t m, const float* q, int64_t hea
 }
 
 template <class T>
-void sumRowsOf(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+void sumRows(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
                int64_t group, int64_t hd, float* y) {
     for (int64_t j = 0; j < m; ++j)
         for (int64_t h = 0; h < heads; ++h) {
@@ -377,27 +376,14 @@ void sumRowsOf(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, 
             }
         }
 }
-} // namespace
-
-void scoreRowsF32(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds) {
-    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
-}
-
-void sumRowsF32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
-                int64_t group, int64_t hd, float* y) {
-    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
-}
-
-void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds) {
-    scoreRowsOf(k, ldk, m, q, heads, firstHead, group, hd, s, lds);
-}
-
-void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
-                int64_t firstHead, int64_t group, int64_t hd, float* y) {
-    sumRowsOf(p, ldp, v, ldv, m, heads, firstHead, group, hd, y);
-}
+template void scoreRows<float>(const float*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, int64_t, float*,
+                               int64_t);
+template void scoreRows<uint16_t>(const uint16_t*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, int64_t,
+                                  float*, int64_t);
+template void sumRows<float>(const float*, int64_t, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             float*);
+template void sumRows<uint16_t>(const float*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                int64_t, float*);
 
 } // namespace mb::kernels::avx512
 

@@ -34,14 +34,13 @@ void gemmF16AsF32(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, i
                   int64_t tokens, float* y, int64_t ldy);
 // VecKernels::scoreRows* and sumRows*: that 1 x 1 tile per (row, head), and per element
 // the FMA chain of axpyRows (axpyRowsF16).
-void scoreRowsF32(const float* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds);
-void sumRowsF32(const float* p, int64_t ldp, const float* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
-                int64_t group, int64_t hd, float* y);
-void scoreRowsF16(const uint16_t* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead,
-                  int64_t group, int64_t hd, float* s, int64_t lds);
-void sumRowsF16(const float* p, int64_t ldp, const uint16_t* v, int64_t ldv, int64_t m, int64_t heads,
-                int64_t firstHead, int64_t group, int64_t hd, float* y);
+// T = float (F32 rows) or uint16_t (F16 rows); instantiated for both in the .cpp only.
+template <class T>
+void scoreRows(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads, int64_t firstHead, int64_t group,
+               int64_t hd, float* s, int64_t lds);
+template <class T>
+void sumRows(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
+             int64_t group, int64_t hd, float* y);
 
 // VecKernels::gemmPanelsF32, defined in gemm_panels_avx512.cpp: outer-product tiles of F32
 // panels (kernels/cpu/panels.h).

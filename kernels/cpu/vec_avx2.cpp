@@ -188,10 +188,10 @@ const VecKernels kAvx2{"avx2",
                        avx2::axpyRowsF16,
                        axpyRowsEach<avx2::axpyRows, float>,
                        axpyRowsEach<avx2::axpyRowsF16, uint16_t>,
-                       avx2::scoreRowsF32,
-                       avx2::sumRowsF32,
-                       avx2::scoreRowsF16,
-                       avx2::sumRowsF16,
+                       avx2::scoreRows<float>,
+                       avx2::sumRows<float>,
+                       avx2::scoreRows<uint16_t>,
+                       avx2::sumRows<uint16_t>,
                        nullptr,  // gemmPanelsF32: F32 products read the rows
                        nullptr}; // gemmPanelsQ8_0: likewise
 

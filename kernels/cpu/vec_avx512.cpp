@@ -34,10 +34,10 @@ VecKernels makeTable() {
     k.axpyRowsF16 = avx512::axpyRowsF16;
     k.axpyRowsQ = avx512::axpyRowsQ;
     k.axpyRowsQF16 = avx512::axpyRowsQF16;
-    k.scoreRowsF32 = avx512::scoreRowsF32;
-    k.sumRowsF32 = avx512::sumRowsF32;
-    k.scoreRowsF16 = avx512::scoreRowsF16;
-    k.sumRowsF16 = avx512::sumRowsF16;
+    k.scoreRowsF32 = avx512::scoreRows<float>;
+    k.sumRowsF32 = avx512::sumRows<float>;
+    k.scoreRowsF16 = avx512::scoreRows<uint16_t>;
+    k.sumRowsF16 = avx512::sumRows<uint16_t>;
     k.gemmPanelsF32 = avx512::gemmPanelsF32;
     k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
     return k;
