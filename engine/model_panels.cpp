@@ -1,34 +1,11 @@
-// Packing a model's F32 and Q8_0 matrices into panels once, and the memory limit that bounds it.
+// Packing a model's F32 and Q8_0 matrices into panels once, within a share of the memory limit.
 #include "engine/model_panels.h"
 
 #include "engine/llama_model.h"
+#include "engine/memory_limit.h"
 #include "kernels/cpu/vec.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <fstream>
-#include <string>
-
 namespace mb::engine {
-
-uint64_t memoryLimitBytes() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
-    uint64_t limit = pages > 0 && pageSize > 0
-                         ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize)
-                         : 0;
-    std::ifstream in("/sys/fs/cgroup/memory.max"); // "max" or a byte count
-    std::string v;
-    if (in >> v && !v.empty() &&
-        std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-        try {
-            const uint64_t cgroup = std::stoull(v);
-            if (cgroup > 0 && (limit == 0 || cgroup < limit)) limit = cgroup;
-        } catch (const std::exception&) { // out of range: no limit worth reading
-        }
-    }
-    return limit;
-}
 
 std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
     using kernels::TensorType;

@@ -25,13 +25,10 @@ struct ModelPanels {
 
 // The panels of `model`, or null when there is nothing to gain or no room: the kernel table
 // has no panel kernel (only AVX-512 has them), the model has no F32 or Q8_0 matrix, or the
-// panels would exceed a quarter of memoryLimitBytes(). Depends only on the model, the CPU and
+// panels would exceed a quarter of memoryLimitBytes() (engine/memory_limit.h). Depends only on the model, the CPU and
 // the machine (never on what else is loaded), so a model's outputs are the same in every
 // run on one machine. Throws std::bad_alloc when the copy does not fit after all.
 // Use LlamaModel::cpuPanels(), which makes them once per model.
 std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model);
-
-// Memory this process may use: physical memory, or the cgroup (v2) memory.max when lower.
-uint64_t memoryLimitBytes();
 
 } // namespace mb::engine

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -164,7 +165,8 @@ std::string Profile::validate() const {
     if (maxWaitMs < 0 || maxWaitMs > 60000) return "profile key 'max_wait_ms' must be in [0, 60000]";
     if (prefillChunk < 1) return "profile key 'prefill_chunk' must be >= 1";
     if (maxContext < 2 || maxContext > (int64_t{1} << 24)) return "profile key 'max_context' must be in [2, 16777216]";
-    if (kvPoolTokens < 0) return "profile key 'kv_pool_tokens' must be >= 0";
+    if (kvPoolTokens < 0 || kvPoolTokens > INT32_MAX) // block ids are int32
+        return "profile key 'kv_pool_tokens' must be in [0, 2147483647]";
     if (queueCapacity < 1) return "profile key 'queue_capacity' must be >= 1";
     if (prefixCache && kv != KvPolicy::Pool) return "profile key 'prefix_cache' needs kv = pool";
     if (batching == BatchingPolicy::Off && maxBatch != 1) return "profile key 'max_batch' must be 1 when batching is off";

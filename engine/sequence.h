@@ -33,6 +33,7 @@ struct Sequence {
     std::unique_ptr<KvCache> ownCache; // per-request KV; null in pool mode
     uint64_t lastHash = 0;         // prefix-cache chain value of the last published block
     int64_t publishedBlocks = 0;
+    uint64_t cacheEpoch = 0;       // the session's cache epoch at admission
     uint64_t kvBytes = 0;
     bool scheduled = false;
     bool done = false;             // Finished was emitted

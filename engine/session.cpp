@@ -56,7 +56,7 @@ SessionImpl::SessionImpl(std::string path, Profile profile, SessionOptions optio
         }
         m_tokenizer = Tokenizer::create(Vocab::fromGguf(file));
     }
-    m_contextLimit = std::min<int64_t>(m_profile.maxContext, m_config.contextLength - 1);
+    setModelContext(m_config.contextLength);
     m_pool = std::make_unique<kernels::ThreadPool>(std::max(1, m_options.threads));
     if (preloaded) {
         m_warming = true; // the window opens now and closes when the warm pass is done
@@ -125,6 +125,14 @@ std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaMode
     return v;
 }
 
+void SessionImpl::setModelContext(int64_t contextLength) {
+    m_modelContext = contextLength;
+    m_contextLimit = std::min<int64_t>(m_profile.maxContext, contextLength - 1);
+    LlamaConfig c = m_config;
+    c.contextLength = contextLength;
+    m_poolPositions = poolTokens(c);
+}
+
 int64_t SessionImpl::poolTokens(const LlamaConfig& c) const {
     // Auto size: room for two maximal contexts, and at least 16384 positions so a cache of
     // shared prefixes survives beside the running request.
@@ -185,23 +193,25 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
         return id;
     }
     auto seq = std::make_unique<Sequence>();
-    if (promptLen > m_contextLimit) {
-        const int64_t over = promptLen - m_contextLimit;
+    // One reading of the limits: a swap may change them (a new model's context length).
+    const int64_t limit = m_contextLimit, modelContext = m_modelContext;
+    if (promptLen > limit) {
+        const int64_t over = promptLen - limit;
         std::vector<int32_t>& p = request.prompt;
         const bool keepBos = p.front() == m_tokenizer->bos();
         switch (m_profile.truncation) {
         case Truncation::Reject:
             reject(id, sink, submitted,
                    "the prompt has " + std::to_string(promptLen) + " tokens; this profile accepts at most " +
-                       std::to_string(m_contextLimit) + " (max_context " + std::to_string(m_profile.maxContext) +
-                       ", model context " + std::to_string(m_config.contextLength) + ")",
+                       std::to_string(limit) + " (max_context " + std::to_string(m_profile.maxContext) +
+                       ", model context " + std::to_string(modelContext) + ")",
                    promptLen);
             return id;
         case Truncation::KeepTail: // BOS (if any) and the last tokens
             p.erase(p.begin() + (keepBos ? 1 : 0), p.begin() + (keepBos ? 1 : 0) + over);
             break;
         case Truncation::KeepHeadTail: { // BOS, the first half and the last half; the middle goes
-            const int64_t head = (m_contextLimit - (keepBos ? 1 : 0)) / 2 + (keepBos ? 1 : 0);
+            const int64_t head = (limit - (keepBos ? 1 : 0)) / 2 + (keepBos ? 1 : 0);
             p.erase(p.begin() + head, p.begin() + head + over);
             break;
         }
@@ -210,8 +220,8 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
     }
     if (m_profile.kv == KvPolicy::Pool) {
         const int64_t positions = std::min<int64_t>(static_cast<int64_t>(request.prompt.size()) + request.maxTokens,
-                                                    m_config.contextLength);
-        const int64_t pool = poolTokens(m_config);
+                                                    modelContext);
+        const int64_t pool = m_poolPositions;
         if (blocksFor(positions, m_profile.blockSize) > blocksFor(pool, m_profile.blockSize)) {
             reject(id, sink, submitted,
                    "the request needs " + std::to_string(positions) + " KV positions but the pool holds " +
@@ -272,12 +282,17 @@ void SessionImpl::primePrefixes(std::vector<std::vector<int32_t>> prompts) {
     m_wake.notify_all();
 }
 
-void SessionImpl::reload(const std::string& modelPath) {
+void SessionImpl::refuseReloadNow() const {
+    // Caller holds m_mutex.
     if (m_profile.reload == ReloadPolicy::AfterWarmup && m_warming)
         throw ReloadError("reload refused: the fast-mode cache warm-up window is open; retry after warm-up ends");
+    if (m_pendingModel) throw ReloadError("reload refused: another reload is still pending");
+}
+
+void SessionImpl::reload(const std::string& modelPath) {
     {
         std::lock_guard lock(m_mutex);
-        if (m_pendingModel) throw ReloadError("reload refused: another reload is still pending");
+        refuseReloadNow();
     }
     std::shared_ptr<LlamaModel> model;
     try {
@@ -285,21 +300,26 @@ void SessionImpl::reload(const std::string& modelPath) {
     } catch (const std::exception& e) {
         throw ReloadError(std::string("reload failed: ") + e.what());
     }
-    if (model->config().vocabSize != m_config.vocabSize)
-        throw ReloadError("reload refused: the new model's vocabulary (" + std::to_string(model->config().vocabSize) +
-                          " tokens) differs from the session's (" + std::to_string(m_config.vocabSize) + ")");
-    if (m_profile.kv == KvPolicy::Pool && m_profile.reload == ReloadPolicy::Hot) {
-        // In-flight requests keep their blocks in the current pool and manager, so a hot
-        // swap must not make ensurePool() replace them (different layers, KV width or size).
-        const LlamaConfig& n = model->config();
-        if (n.layers != m_config.layers || n.kvDim() != m_config.kvDim() || poolTokens(n) != poolTokens(m_config))
-            throw ReloadError("reload refused: the new model's KV shape differs from the session's pool, which "
-                              "in-flight requests still use");
-    }
+    // A reload is a new version of the session's model: requests are tokenized by its
+    // vocabulary and K/V blocks are sized by its layers and KV width, so those stay. The
+    // context length may change (contextLimit() follows the swap), except under a hot
+    // reload with a pool, whose in-flight requests hold blocks of the pool it sizes.
+    const LlamaConfig& n = model->config();
+    const auto differs = [](const char* what, int64_t now, int64_t next) {
+        return "reload refused: the new model's " + std::string(what) + " (" + std::to_string(next) +
+               ") differs from the session's (" + std::to_string(now) +
+               "); a model of another shape needs a new session";
+    };
+    if (n.vocabSize != m_config.vocabSize) throw ReloadError(differs("vocabulary", m_config.vocabSize, n.vocabSize));
+    if (n.layers != m_config.layers) throw ReloadError(differs("layer count", m_config.layers, n.layers));
+    if (n.kvDim() != m_config.kvDim()) throw ReloadError(differs("KV width", m_config.kvDim(), n.kvDim()));
+    if (m_profile.kv == KvPolicy::Pool && m_profile.reload == ReloadPolicy::Hot && poolTokens(n) != m_poolPositions)
+        throw ReloadError(differs("KV pool size in positions (from its context length)", m_poolPositions, poolTokens(n)));
     {
         std::lock_guard lock(m_mutex);
-        // Checked again: another reload may have queued its model while this one loaded.
-        if (m_pendingModel) throw ReloadError("reload refused: another reload is still pending");
+        // Checked again: a warm-up window may have opened, or another reload queued its
+        // model, while this one loaded.
+        refuseReloadNow();
         m_pendingModel = std::move(model);
     }
     m_wake.notify_all();
@@ -340,11 +360,10 @@ void SessionImpl::waitIdle() {
 }
 
 void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
-    const auto t0 = std::chrono::steady_clock::now();
     if (m_profile.kv == KvPolicy::Pool && m_profile.prefixCache && m_current) {
         std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
         for (const auto& p : prompts) {
-            if (p.size() < 2 || static_cast<int64_t>(p.size()) > m_contextLimit) continue;
+            if (p.size() < 2 || static_cast<int64_t>(p.size()) > m_contextLimit.load()) continue;
             Sequence seq;
             seq.tokens = p;
             seq.promptLen = static_cast<int64_t>(p.size());
@@ -360,6 +379,7 @@ void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
             seq.computed = m.tokens;
             seq.lastHash = m.lastHash;
             seq.publishedBlocks = static_cast<int64_t>(m.blocks.size());
+            seq.cacheEpoch = m_cacheEpoch;
             const auto rest = std::span(p).subspan(static_cast<size_t>(seq.computed));
             try {
                 m_current->forward->runSequence(rest, seq.computed, *m_kvPool, seq.blockTable, logits.data());
@@ -372,7 +392,6 @@ void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
         }
         m_primed.insert(m_primed.end(), prompts.begin(), prompts.end());
     }
-    m_warmupMs = msBetween(t0, std::chrono::steady_clock::now());
     publishStats();
 }
 
@@ -388,7 +407,10 @@ bool SessionImpl::applyPendingSwap() {
     } catch (const std::exception&) {
         return false; // out of memory for the new version's buffers: keep serving the current one
     }
-    if (m_profile.kv == KvPolicy::Pool) m_blocks->clearCache(); // cached K/V belong to the old weights
+    setModelContext(m_current->model->config().contextLength);
+    m_loadError.clear(); // a session whose load or warm-up failed serves again
+    m_warmupMs = 0;      // the new version's warm-up: its re-priming, if any
+    if (m_profile.kv == KvPolicy::Pool) clearPrefixCache(); // cached K/V belong to the old weights
     if (m_profile.reload == ReloadPolicy::AfterWarmup && !m_primed.empty()) {
         m_warming = true;
         auto again = std::move(m_primed);
@@ -404,7 +426,7 @@ void SessionImpl::engineLoop() {
         if (m_stop) break;
         processCancellations(lock);
         if (m_flushRequested) {
-            if (m_blocks) m_blocks->clearCache();
+            clearPrefixCache();
             m_flushRequested = false;
             publishStats();
         }
@@ -414,14 +436,21 @@ void SessionImpl::engineLoop() {
             m_primeRequests.clear();
             m_warming = true;
             lock.unlock();
+            const auto t0 = std::chrono::steady_clock::now();
             for (const auto& b : batches) runPriming(b);
+            // Adds to the current version's warm-up (preload and warm pass, earlier priming):
+            // primePrefixes() may come before or after the warm pass ends.
+            m_warmupMs = m_warmupMs + msBetween(t0, std::chrono::steady_clock::now());
             lock.lock();
             m_warming = !m_primeRequests.empty();
             m_idle.notify_all();
             continue;
         }
-        if (!m_primeRequests.empty() && !m_current && m_profile.weights == WeightsPolicy::OnDemand) {
-            m_primeRequests.clear(); // no cache to prime before the model loads
+        if (!m_primeRequests.empty() && !m_current) {
+            // No cache to prime: on-demand weights load with the first request, and a failed
+            // preload or warm-up has none. Dropping the work closes the window, so the wait
+            // below cannot see it as pending forever.
+            m_primeRequests.clear();
             m_warming = false;
         }
         const bool deferred = admit(lock);

@@ -80,7 +80,8 @@ struct SessionStats {
     int64_t finished = 0;
     bool modelLoaded = false;
     bool warmingUp = false;     // the warm-up window is open
-    double warmupMs = 0;        // last warm-up (preload + warm pass + priming)
+    double warmupMs = 0;        // the current model version's warm-up: preload + warm pass + all
+                                // priming so far (after a reload: its re-priming)
     double loadMs = 0;          // last model load
     uint64_t modelVersion = 0;
     uint64_t weightBytes = 0;
@@ -97,8 +98,10 @@ public:
 
     virtual const Profile& profile() const = 0;
     virtual const Tokenizer& tokenizer() const = 0;
+    // The header of the model the session started with. A reload keeps its vocabulary,
+    // layers and KV width; only the context length may change (see contextLimit()).
     virtual const LlamaConfig& config() const = 0;
-    // Input tokens accepted: min(profile max_context, model context - 1).
+    // Input tokens accepted: min(profile max_context, current model's context - 1).
     virtual int64_t contextLimit() const = 0;
 
     // Queues a request; returns its id (> 0). A request that cannot be served (empty,
@@ -116,6 +119,10 @@ public:
     // go to it and in-flight ones finish on the old. `after_warmup`: refused with
     // ReloadError while the warm-up window is open; otherwise swapped when no request is
     // running, the prefix cache dropped and warmed again. Blocks until the swap is queued.
+    // The new model must have the session's vocabulary, layers and KV width, and under a
+    // hot reload with a KV pool the same pool size (ReloadError otherwise: another shape
+    // needs a new session). A successful swap also clears an earlier load or warm-up failure;
+    // a queued request longer than a new, shorter context fails at admission.
     virtual void reload(const std::string& modelPath) = 0;
     // Drops every cached prefix (blocks in use are kept).
     virtual void flushCache() = 0;

@@ -63,6 +63,8 @@ private:
     void ensurePool(const LlamaConfig& c);
     void runPriming(const std::vector<std::vector<int32_t>>& prompts);
     bool applyPendingSwap();
+    void refuseReloadNow() const; // throws ReloadError; m_mutex held
+    void clearPrefixCache();      // and start a new cache epoch
     // --- scheduling and stepping (session_step.cpp) ---
     bool admit(std::unique_lock<std::mutex>& lock);
     bool admitOne(Sequence& seq);
@@ -82,6 +84,7 @@ private:
     }
     KvType kvType() const { return kvTypeFor(m_profile.precision, kvStorage()); }
     int64_t poolTokens(const LlamaConfig& c) const; // KV pool size in positions
+    void setModelContext(int64_t contextLength);
 
     static int64_t nowNs();
     void reject(uint64_t id, const EventSink& sink, int64_t submittedNs, const std::string& why, int64_t prompt);
@@ -90,8 +93,10 @@ private:
     const Profile m_profile;
     const SessionOptions m_options;
     std::shared_ptr<const Tokenizer> m_tokenizer;
-    LlamaConfig m_config;
-    int64_t m_contextLimit = 0;
+    LlamaConfig m_config; // the first model's header; a reload keeps all but the context length
+    // The current version's limits, replaced at a swap (setModelContext, engine thread) and
+    // read by submit() on callers' threads.
+    std::atomic<int64_t> m_contextLimit{0}, m_modelContext{0}, m_poolPositions{0};
 
     // Shared with callers, guarded by m_mutex.
     mutable std::mutex m_mutex;
@@ -118,6 +123,9 @@ private:
     BatchScratch m_batch;
     std::vector<std::vector<int32_t>> m_primed; // re-primed after a fast-mode reload
     uint64_t m_versions = 0;
+    // Bumped by every flush or swap: sequences admitted before it hold K/V the cache no
+    // longer vouches for (old weights), so they never publish blocks (Sequence::cacheEpoch).
+    uint64_t m_cacheEpoch = 0;
     uint64_t m_queriesCarried = 0, m_hitsCarried = 0; // counters of replaced block managers
 
     // Published counters.

@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 namespace mb::engine {
 
@@ -83,6 +85,10 @@ bool SessionImpl::admitOne(Sequence& seq) {
     const LlamaConfig& c = m_current->model->config();
     const int64_t bs = m_profile.blockSize;
     const auto promptLen = static_cast<int64_t>(seq.request.prompt.size());
+    if (const int64_t limit = std::min<int64_t>(m_profile.maxContext, c.contextLength - 1); promptLen > limit)
+        throw std::runtime_error("the prompt has " + std::to_string(promptLen) +
+                                 " tokens; the model reloaded since it was queued accepts at most " +
+                                 std::to_string(limit));
     const int64_t positions = std::min<int64_t>(promptLen + seq.request.maxTokens, c.contextLength);
     const int64_t blocksNeeded = blocksFor(positions, bs);
     if (m_profile.kv == KvPolicy::Pool) {
@@ -112,6 +118,7 @@ bool SessionImpl::admitOne(Sequence& seq) {
         m_perRequestKv += seq.kvBytes;
     }
     seq.version = m_current;
+    seq.cacheEpoch = m_cacheEpoch;
     seq.tokens = seq.request.prompt;
     seq.promptLen = promptLen;
     seq.sampler.emplace(seq.request.sampling);
@@ -131,8 +138,8 @@ void SessionImpl::step() {
         }
     }
     std::erase_if(m_running, [](const std::unique_ptr<Sequence>& s) { return s->done; });
+    publishStats(); // before the count: waitIdle() must not see 0 running with stale counters
     m_runningCount = static_cast<int64_t>(m_running.size());
-    publishStats();
 }
 
 void SessionImpl::runGroup(ModelVersion& v, std::vector<Sequence*>& group) {
@@ -227,8 +234,15 @@ void SessionImpl::afterLogits(Sequence& seq, const float* logits, int64_t nowNs)
         finish(seq, FinishStatus::Ok, StopReason::Context, {});
 }
 
+void SessionImpl::clearPrefixCache() {
+    if (m_blocks) m_blocks->clearCache();
+    ++m_cacheEpoch;
+}
+
 void SessionImpl::publishFullBlocks(Sequence& seq) {
-    if (!m_profile.prefixCache || seq.ownCache) return;
+    // A sequence admitted before the last flush or swap may have computed its K/V with the
+    // old weights; its blocks must not enter the cache, where the new version would reuse them.
+    if (!m_profile.prefixCache || seq.ownCache || seq.cacheEpoch != m_cacheEpoch) return;
     const int64_t bs = m_profile.blockSize;
     while ((seq.publishedBlocks + 1) * bs <= seq.computed) {
         const auto begin = static_cast<size_t>(seq.publishedBlocks * bs);
@@ -297,8 +311,8 @@ void SessionImpl::processCancellations(std::unique_lock<std::mutex>& lock) {
     for (auto& s : m_running)
         if (ids.count(s->id)) finish(*s, FinishStatus::Cancelled, StopReason::Cancelled, "cancelled");
     std::erase_if(m_running, [](const std::unique_ptr<Sequence>& s) { return s->done; });
-    m_runningCount = static_cast<int64_t>(m_running.size());
     publishStats();
+    m_runningCount = static_cast<int64_t>(m_running.size());
     lock.lock();
     m_busy = false;
 }

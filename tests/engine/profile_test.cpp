@@ -66,6 +66,8 @@ TEST(Profile, ErrorsNameTheKey) {
     EXPECT_NE(message(R"({"max_batch": "8"})").find("max_batch"), std::string::npos);
     EXPECT_NE(message(R"({"base": "turbo"})").find("base"), std::string::npos);
     EXPECT_NE(message(R"({"kv": "per_request", "prefix_cache": true})").find("prefix_cache"), std::string::npos);
+    EXPECT_NE(message(R"({"kv_pool_tokens": 2147483648})").find("kv_pool_tokens"), std::string::npos);
+    EXPECT_EQ(message(R"({"kv_pool_tokens": 2147483647})"), "no error");
     EXPECT_NE(message("[1, 2]").find("object"), std::string::npos);
     EXPECT_NE(message("{").find("JSON"), std::string::npos);
     EXPECT_THROW(Profile::load("/no/such/profile.json"), ProfileError);
