@@ -11,10 +11,13 @@
 #include "lab/remote_target.h"
 #include "lab/workload.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <unistd.h>
@@ -30,7 +33,7 @@ struct CompareArgs {
     int64_t requests = -1, groups = -1, perGroup = -1, prefixTokens = -1, suffixTokens = -1;
     int64_t outputTokens = -1, inputTokens = -1, warmup = -1;
     int concurrency = -1;
-    double rate = -1, burstiness = 1;
+    double rate = -1, burstiness = -1; // -1: not given
     int64_t seed = -1;
     int maxTokens = 64;
     int threads = 1;
@@ -44,6 +47,29 @@ struct CompareArgs {
     int precisionPrompts = 0;        // precision A/B after the run: prompts (0 = off)
     int64_t precisionGenTokens = 16; // and greedy reference tokens per prompt
 };
+
+// Seed, warm-ups and arrivals, for synthetic and prompt-file workloads alike. --rate keeps
+// a workload file's open-loop kind (gamma, ramp) and burstiness unless --burstiness says.
+void applyCommonOptions(const CompareArgs& a, lab::WorkloadSpec& spec) {
+    using Kind = lab::ArrivalSpec::Kind;
+    if (a.warmup >= 0) spec.warmupRequests = static_cast<int32_t>(a.warmup);
+    if (a.seed >= 0) spec.seed = static_cast<uint64_t>(a.seed);
+    if (a.concurrency > 0) {
+        spec.arrival.kind = Kind::Closed;
+        spec.arrival.concurrency = a.concurrency;
+    }
+    if (a.rate > 0) {
+        if (spec.arrival.kind == Kind::Closed) spec.arrival.kind = Kind::Poisson;
+        spec.arrival.rate = a.rate;
+    }
+    if (a.burstiness > 0) {
+        if (spec.arrival.kind == Kind::Closed)
+            throw UsageError("--burstiness shapes an open loop: give --rate too (or a workload file with one)");
+        spec.arrival.burstiness = a.burstiness;
+        if (spec.arrival.kind == Kind::Poisson && a.burstiness != 1.0) spec.arrival.kind = Kind::Gamma;
+    }
+    if (const std::string why = spec.validate(); !why.empty()) throw UsageError("workload: " + why);
+}
 
 lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
     lab::WorkloadSpec spec;
@@ -70,6 +96,18 @@ lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
         d.max = std::max<int64_t>(1, n);
         return d;
     };
+    const bool shared = spec.sharedPrefix.groups > 0, turns = spec.multiTurn.conversations > 0;
+    // Options that the workload's shape does not use are errors, not silently ignored.
+    if (a.requests > 0 && shared)
+        throw UsageError("--requests: the shared-prefix workload runs --groups x --per-group requests (now " +
+                         std::to_string(spec.sharedPrefix.groups) + " x " + std::to_string(spec.sharedPrefix.perGroup) + ")");
+    if (a.requests > 0 && turns)
+        throw UsageError("--requests: the multi-turn workload runs conversations x turns requests (now " +
+                         std::to_string(spec.multiTurn.conversations) + " x " + std::to_string(spec.multiTurn.turns) + ")");
+    if (a.inputTokens > 0 && shared)
+        throw UsageError("--input-tokens: shared-prefix prompts are --prefix-tokens + --suffix-tokens long");
+    if (!shared && (a.groups > 0 || a.perGroup > 0 || a.prefixTokens > 0 || a.suffixTokens > 0))
+        throw UsageError("--groups, --per-group, --prefix-tokens and --suffix-tokens apply to the shared-prefix workload");
     if (a.requests > 0) spec.requests = a.requests;
     if (a.groups > 0) spec.sharedPrefix.groups = static_cast<int32_t>(a.groups);
     if (a.perGroup > 0) spec.sharedPrefix.perGroup = static_cast<int32_t>(a.perGroup);
@@ -77,18 +115,37 @@ lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
     if (a.suffixTokens > 0) spec.sharedPrefix.suffixTokens = a.suffixTokens;
     if (a.outputTokens > 0) spec.output = fixed(a.outputTokens);
     if (a.inputTokens > 0) spec.input = fixed(a.inputTokens);
-    if (a.warmup >= 0) spec.warmupRequests = static_cast<int32_t>(a.warmup);
-    if (a.seed >= 0) spec.seed = static_cast<uint64_t>(a.seed);
-    if (a.concurrency > 0) {
-        spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
-        spec.arrival.concurrency = a.concurrency;
+    // The stored spec says what runs: a shaped workload's count and lengths follow its shape.
+    if (shared) {
+        const auto& sp = spec.sharedPrefix;
+        spec.requests = int64_t{sp.groups} * sp.perGroup;
+        spec.input = fixed(sp.prefixTokens + sp.suffixTokens);
+    } else if (turns) {
+        spec.requests = int64_t{spec.multiTurn.conversations} * spec.multiTurn.turns;
     }
-    if (a.rate > 0) {
-        spec.arrival.kind = a.burstiness == 1.0 ? lab::ArrivalSpec::Kind::Poisson : lab::ArrivalSpec::Kind::Gamma;
-        spec.arrival.rate = a.rate;
-        spec.arrival.burstiness = a.burstiness;
+    applyCommonOptions(a, spec);
+    return spec;
+}
+
+// A prompt file's workload: its prompts once each, in order, with the arrival options.
+lab::WorkloadSpec promptFileSpec(const CompareArgs& a, const std::vector<lab::WorkloadRequest>& prompts) {
+    if (a.requests > 0) throw UsageError("--requests: a prompt file runs each of its prompts once");
+    if (a.groups > 0 || a.perGroup > 0 || a.prefixTokens > 0 || a.suffixTokens > 0 || a.inputTokens > 0)
+        throw UsageError("--prompts: the prompt lengths come from the file (no --groups, --per-group, "
+                         "--prefix-tokens, --suffix-tokens or --input-tokens)");
+    lab::WorkloadSpec spec;
+    spec.name = "file:" + a.prompts;
+    spec.requests = static_cast<int64_t>(prompts.size());
+    int64_t shortest = INT64_MAX, longest = 0; // the file's own lengths, as a range
+    for (const auto& r : prompts) {
+        shortest = std::min<int64_t>(shortest, static_cast<int64_t>(r.prompt.size()));
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(r.prompt.size()));
     }
-    if (const std::string why = spec.validate(); !why.empty()) throw UsageError("workload: " + why);
+    spec.input = {lab::LengthDist::Kind::Uniform, double(shortest), double(longest), shortest, longest};
+    spec.output = {lab::LengthDist::Kind::Fixed, double(a.maxTokens), 0, 1, a.maxTokens};
+    spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
+    spec.arrival.concurrency = 1;
+    applyCommonOptions(a, spec);
     return spec;
 }
 
@@ -98,26 +155,31 @@ std::string fmt(double v, int precision = 1) {
     return ss.str();
 }
 
-void printTable(const std::vector<lab::CandidateResult>& r) {
+void printTable(const std::vector<lab::CandidateResult>& r, std::ostream& out) {
     struct Row {
         std::string name;
         double a, b;
         int precision;
+        bool hasA = true, hasB = true; // false: no sample to take it from ("-")
     };
     const lab::RunSummary& A = r[0].summary;
     const lab::RunSummary& B = r[1].summary;
+    using D = lab::Distribution;
+    auto dist = [&](const std::string& name, D lab::RunSummary::*d, double D::*f, int precision) {
+        return Row{name, A.*d.*f, B.*d.*f, precision, (A.*d).count > 0, (B.*d).count > 0};
+    };
     std::vector<Row> rows = {
         {"requests ok", double(A.ok), double(B.ok), 0},
         {"errors + rejected", double(A.errors + A.rejected), double(B.errors + B.rejected), 0},
         {"truncated requests", double(A.truncated), double(B.truncated), 0},
-        {"TTFT p50 (ms)", A.ttftMs.p50, B.ttftMs.p50, 1},
-        {"TTFT p95 (ms)", A.ttftMs.p95, B.ttftMs.p95, 1},
-        {"TTFT p99 (ms)", A.ttftMs.p99, B.ttftMs.p99, 1},
-        {"TPOT p50 (ms)", A.tpotMs.p50, B.tpotMs.p50, 2},
-        {"ITL p99 (ms)", A.itlMs.p99, B.itlMs.p99, 2},
-        {"e2e p50 (ms)", A.e2eMs.p50, B.e2eMs.p50, 1},
-        {"e2e p99 (ms)", A.e2eMs.p99, B.e2eMs.p99, 1},
-        {"queue p50 (ms)", A.queueMs.p50, B.queueMs.p50, 1},
+        dist("TTFT p50 (ms)", &lab::RunSummary::ttftMs, &D::p50, 1),
+        dist("TTFT p95 (ms)", &lab::RunSummary::ttftMs, &D::p95, 1),
+        dist("TTFT p99 (ms)", &lab::RunSummary::ttftMs, &D::p99, 1),
+        dist("TPOT p50 (ms)", &lab::RunSummary::tpotMs, &D::p50, 2),
+        dist("ITL p99 (ms)", &lab::RunSummary::itlMs, &D::p99, 2),
+        dist("e2e p50 (ms)", &lab::RunSummary::e2eMs, &D::p50, 1),
+        dist("e2e p99 (ms)", &lab::RunSummary::e2eMs, &D::p99, 1),
+        dist("queue p50 (ms)", &lab::RunSummary::queueMs, &D::p50, 1),
         {"output tokens/s", A.outputTokensPerS, B.outputTokensPerS, 1},
         {"requests/s", A.requestsPerS, B.requestsPerS, 2},
         {"prefix hit rate", A.hitRate, B.hitRate, 3},
@@ -141,14 +203,40 @@ void printTable(const std::vector<lab::CandidateResult>& r) {
         };
     }
     const std::string la = "A " + r[0].candidate.profile.name, lb = "B " + r[1].candidate.profile.name;
-    std::cout << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb
-              << std::setw(10) << "B/A" << '\n';
+    out << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb
+        << std::setw(10) << "B/A" << '\n';
     rows.insert(rows.end(), precision.begin(), precision.end());
     for (const Row& row : rows) {
-        std::cout << std::left << std::setw(22) << row.name << std::right << std::setw(14) << fmt(row.a, row.precision)
-                  << std::setw(14) << fmt(row.b, row.precision) << std::setw(10)
-                  << (row.a != 0 ? fmt(row.b / row.a, 2) : std::string("-")) << '\n';
+        out << std::left << std::setw(22) << row.name << std::right << std::setw(14)
+            << (row.hasA ? fmt(row.a, row.precision) : "-") << std::setw(14)
+            << (row.hasB ? fmt(row.b, row.precision) : "-") << std::setw(10)
+            << (row.hasA && row.hasB && row.a != 0 ? fmt(row.b / row.a, 2) : std::string("-")) << '\n';
     }
+}
+
+// Why requests failed, per candidate, most common reason first (stderr): the table only
+// counts them. True when some candidate had requests and not one of them succeeded.
+bool reportFailures(const std::vector<lab::CandidateResult>& results) {
+    bool noneOk = false;
+    for (const auto& r : results) {
+        std::map<std::string, int64_t> reasons;
+        int64_t failed = 0;
+        for (const auto& rec : r.run.records) {
+            if (rec.status != lab::RequestStatus::Error && rec.status != lab::RequestStatus::Rejected) continue;
+            ++failed;
+            ++reasons[std::string(lab::requestStatusName(rec.status)) + ": " + rec.error];
+        }
+        if (failed == 0) continue;
+        std::vector<std::pair<std::string, int64_t>> byCount(reasons.begin(), reasons.end());
+        std::stable_sort(byCount.begin(), byCount.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+        std::cerr << "compare: " << r.candidate.label << " (" << r.candidate.profile.name << "): " << failed << " of "
+                  << r.run.records.size() << " requests failed\n";
+        for (size_t i = 0; i < byCount.size() && i < 3; ++i)
+            std::cerr << "  " << byCount[i].second << "x " << byCount[i].first << '\n';
+        if (byCount.size() > 3) std::cerr << "  (and " << byCount.size() - 3 << " other reasons; see --json)\n";
+        if (r.summary.ok == 0 && !r.run.cancelled) noneOk = true;
+    }
+    return noneOk;
 }
 
 lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const lab::ComparisonOptions& opts,
@@ -218,8 +306,17 @@ void runCompare(const CompareArgs& a) {
     }
     // The tokenizer decides the synthetic token range and tokenizes prompt files.
     const engine::GgufFile header = engine::GgufFile::open(a.model);
-    const auto tokenizer = engine::Tokenizer::create(engine::Vocab::fromGguf(header));
-    lab::WorkloadSpec spec = workloadSpec(a);
+    const engine::Vocab vocab = engine::Vocab::fromGguf(header);
+    if (!a.modelB.empty() && !candidates[1].isRemote()) {
+        // Both candidates get the same token ids: B must read them as A does.
+        const engine::Vocab vocabB = engine::Vocab::fromGguf(engine::GgufFile::open(a.modelB));
+        if (vocabB.tokens != vocab.tokens)
+            throw UsageError("--model-b: its vocabulary (" + std::to_string(vocabB.tokens.size()) +
+                             " tokens) differs from --model's (" + std::to_string(vocab.tokens.size()) +
+                             "), so the same requests cannot be given to both");
+    }
+    const auto tokenizer = engine::Tokenizer::create(vocab);
+    lab::WorkloadSpec spec;
     std::vector<lab::WorkloadRequest> requests;
     if (!a.prompts.empty()) {
         requireReadableFile(a.prompts, "prompt file");
@@ -231,11 +328,22 @@ void runCompare(const CompareArgs& a) {
             throw UsageError(e.what());
         }
         if (requests.empty()) throw UsageError(a.prompts + " holds no prompts");
-        spec.name = "file:" + a.prompts;
+        spec = promptFileSpec(a, requests);
         lab::Rng rng(spec.seed);
         const auto times = lab::arrivalTimesMs(spec.arrival, requests.size(), rng);
         for (size_t i = 0; i < requests.size(); ++i) requests[i].arrivalMs = times[i];
+        // Warm-ups: the file's prompts again, from the first, unrecorded.
+        std::vector<lab::WorkloadRequest> warm;
+        for (int32_t i = 0; i < spec.warmupRequests; ++i) {
+            lab::WorkloadRequest w = requests[static_cast<size_t>(i) % requests.size()];
+            w.warmup = true;
+            w.arrivalMs = 0;
+            warm.push_back(std::move(w));
+        }
+        requests.insert(requests.begin(), warm.begin(), warm.end());
+        for (size_t i = 0; i < requests.size(); ++i) requests[i].index = i;
     } else {
+        spec = workloadSpec(a);
         requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
     }
 
@@ -282,7 +390,9 @@ void runCompare(const CompareArgs& a) {
                       << " s\n";
         }
     };
-    std::cerr << "compare: " << requests.size() << " requests (" << spec.name << ", seed " << spec.seed << ")"
+    const auto warmups = std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.warmup; });
+    std::cerr << "compare: " << requests.size() - static_cast<size_t>(warmups) << " requests"
+              << (warmups > 0 ? " + " + std::to_string(warmups) + " warm-up" : std::string()) << " (" << spec.name << ", seed " << spec.seed << ")"
               << (opts.primers.empty() ? "" : ", " + std::to_string(opts.primers.size()) + " prefix primers")
               << "\n  A: " << lab::describeCandidate(candidates[0]) << "\n  B: " << lab::describeCandidate(candidates[1])
               << '\n';
@@ -297,7 +407,9 @@ void runCompare(const CompareArgs& a) {
         sink.reset(); // joins the store thread; everything is committed
         std::cerr << "compare: stored run " << runId << " in " << dbPath << '\n';
     }
-    printTable(results);
+    const bool toStdout = a.jsonOut == "-"; // the JSON on stdout, the table on stderr
+    printTable(results, toStdout ? std::cerr : std::cout);
+    const bool noneOk = reportFailures(results);
     if (!a.jsonOut.empty()) {
         Json j;
         j["model"] = a.model;
@@ -307,12 +419,18 @@ void runCompare(const CompareArgs& a) {
         j["interleave"] = a.interleave;
         j["a"] = lab::toJson(results[0], a.tokenTimes);
         j["b"] = lab::toJson(results[1], a.tokenTimes);
-        std::ofstream out(a.jsonOut);
-        if (!out) throw UsageError("cannot write " + a.jsonOut);
-        out << j.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
-        if (!out) throw UsageError("cannot write " + a.jsonOut);
-        std::cerr << "compare: wrote " << a.jsonOut << '\n';
+        const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace) + '\n';
+        if (toStdout) {
+            std::cout << text << std::flush;
+        } else {
+            std::ofstream out(a.jsonOut);
+            if (!out) throw UsageError("cannot write " + a.jsonOut);
+            out << text;
+            if (!out) throw UsageError("cannot write " + a.jsonOut);
+            std::cerr << "compare: wrote " << a.jsonOut << '\n';
+        }
     }
+    if (noneOk) throw RunFailed("a candidate had no successful request (reasons above)");
 }
 
 } // namespace
@@ -321,6 +439,8 @@ void addCompareCommand(CLI::App& root) {
     auto a = std::make_shared<CompareArgs>();
     a->sampling.temperature = 0.0f; // comparisons default to greedy: identical work on both sides
     CLI::App* cmd = root.add_subcommand("compare", "Run two serving profiles on the identical workload and compare");
+    cmd->footer("Exit status: 0 when the run finished, 1 when it finished but a candidate had no successful request "
+                "(the reasons are printed), 2 on bad input.");
     cmd->add_option("--model,-m", a->model, "GGUF model file")->required();
     cmd->add_option("--model-b", a->modelB, "A different model file for candidate B (default: --model)");
     cmd->add_option("--a", a->profileA,
@@ -335,23 +455,31 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--prompts", a->prompts, "JSONL or plain-text prompt file instead of a synthetic workload");
     cmd->add_option("--max-tokens,-n", a->maxTokens, "Output tokens for prompt-file requests without max_tokens")
         ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-    cmd->add_option("--requests", a->requests, "Requests (plain workloads)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+    cmd->add_option("--requests", a->requests, "Requests (chat, long-context, a workload file; shared-prefix has "
+                                               "--groups x --per-group)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
     auto* conc = cmd->add_option("--concurrency,-c", a->concurrency, "Closed loop: requests kept in flight")
                      ->check(CLI::Range(1, 4096));
-    auto* rate = cmd->add_option("--rate", a->rate, "Open loop: Poisson arrivals per second")->check(CLI::PositiveNumber);
+    auto* rate = cmd->add_option("--rate", a->rate, "Open loop: arrivals per second (Poisson, or the workload file's "
+                                 "open-loop kind)")->check(numberIn(0.001, 1e6));
     conc->excludes(rate);
     rate->excludes(conc);
-    cmd->add_option("--burstiness", a->burstiness, "With --rate: gamma shape of the gaps (1 = Poisson, < 1 burstier)")
-        ->check(CLI::PositiveNumber);
+    cmd->add_option("--burstiness", a->burstiness, "Open loop: gamma shape of the gaps (1 = Poisson, < 1 burstier)")
+        ->check(numberIn(0.001, 1000));
     cmd->add_option("--groups", a->groups, "shared-prefix: prefix groups")->check(CLI::Range(int64_t{1}, int64_t{4096}));
     cmd->add_option("--per-group", a->perGroup, "shared-prefix: prompts per group")->check(CLI::Range(int64_t{1}, int64_t{4096}));
-    cmd->add_option("--prefix-tokens", a->prefixTokens, "shared-prefix: shared prefix length")->check(CLI::PositiveNumber);
-    cmd->add_option("--suffix-tokens", a->suffixTokens, "shared-prefix: distinct suffix length")->check(CLI::PositiveNumber);
-    cmd->add_option("--input-tokens", a->inputTokens, "Fixed prompt length (plain workloads)")->check(CLI::PositiveNumber);
-    cmd->add_option("--output-tokens", a->outputTokens, "Fixed output length")->check(CLI::PositiveNumber);
-    cmd->add_option("--warmup", a->warmup, "Unrecorded warm-up requests")->check(CLI::NonNegativeNumber);
+    constexpr int64_t kMaxLength = int64_t{1} << 24; // profiles' max_context bound
+    cmd->add_option("--prefix-tokens", a->prefixTokens, "shared-prefix: shared prefix length")
+        ->check(CLI::Range(int64_t{1}, kMaxLength));
+    cmd->add_option("--suffix-tokens", a->suffixTokens, "shared-prefix: distinct suffix length")
+        ->check(CLI::Range(int64_t{1}, kMaxLength));
+    cmd->add_option("--input-tokens", a->inputTokens, "Fixed prompt length (chat, long-context, a workload file)")
+        ->check(CLI::Range(int64_t{1}, kMaxLength));
+    cmd->add_option("--output-tokens", a->outputTokens, "Fixed output length")->check(CLI::Range(int64_t{1}, kMaxLength));
+    cmd->add_option("--warmup", a->warmup, "Unrecorded warm-up requests (a prompt file's: its prompts from the first)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
     cmd->add_flag("--no-prime", a->noPrime, "shared-prefix: skip the unrecorded one-per-group prefix primers");
-    cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)");
+    cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)")
+        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
     addThreadsOption(*cmd, a->threads);
     addDeviceOption(*cmd, a->device);
     cmd->add_option("--temperature", a->sampling.temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
@@ -367,9 +495,11 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--precision-gen-tokens", a->precisionGenTokens,
                     "Precision check: greedy reference tokens per prompt")
         ->check(CLI::Range(int64_t{1}, int64_t{4096}))->capture_default_str();
-    cmd->add_option("--slo-ttft-ms", a->sloTtft, "TTFT SLO for goodput")->check(CLI::PositiveNumber);
-    cmd->add_option("--slo-e2e-ms", a->sloE2e, "End-to-end SLO for goodput")->check(CLI::PositiveNumber);
-    cmd->add_option("--json", a->jsonOut, "Write {\"a\": ..., \"b\": ...} with summaries and every request here");
+    cmd->add_option("--slo-ttft-ms", a->sloTtft, "TTFT SLO for goodput")->check(positiveUpTo(1e9));
+    cmd->add_option("--slo-e2e-ms", a->sloE2e, "End-to-end SLO for goodput")->check(positiveUpTo(1e9));
+    cmd->add_option("--json", a->jsonOut,
+                    "Write {\"a\": ..., \"b\": ...} with summaries and every request here (- : stdout, the table "
+                    "then goes to stderr)");
     cmd->add_flag("--token-times", a->tokenTimes, "Include each token's time in the JSON");
     auto* dbOpt = addDatabaseOption(*cmd, a->db);
     cmd->add_option("--name", a->name, "Name of the stored run (default: \"A vs B, workload\")");

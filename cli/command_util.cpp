@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/thread_pool.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +25,22 @@ void addThreadsOption(CLI::App& cmd, int& threads) {
     cmd.add_option("--threads,-t", threads, "Compute threads (default: all available)")
         ->check(CLI::Range(1, 1024))
         ->capture_default_str();
+}
+
+CLI::Validator numberIn(double lo, double hi, bool lowOpen) {
+    char range[96];
+    std::snprintf(range, sizeof range, "%c%g, %g]", lowOpen ? '(' : '[', lo, hi);
+    const std::string bounds = range;
+    return CLI::Validator(
+        [lo, hi, lowOpen, bounds](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            const bool parsed = !text.empty() && end == text.c_str() + text.size();
+            if (!parsed || !std::isfinite(v) || v > hi || (lowOpen ? v <= lo : v < lo))
+                return "'" + text + "' is not a number in " + bounds;
+            return {};
+        },
+        "NUMBER in " + bounds);
 }
 
 void addDeviceOption(CLI::App& cmd, std::string& device) {

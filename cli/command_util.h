@@ -20,6 +20,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The command ran to its end but its result is a failure (e.g. compare: a candidate had no
+// successful request): main prints the message and exits with code 1.
+class RunFailed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Each command file defines one of these; main.cpp calls them all.
 void addGenerateCommand(CLI::App& root);
 void addTokenizeCommand(CLI::App& root);
@@ -47,6 +54,11 @@ void addDeviceOption(CLI::App& cmd, std::string& device);
 // does not exist is a UsageError; a CUDA request without a device (or without CUDA in the
 // build) says so once on stderr and gives the CPU.
 engine::Device resolveDeviceOption(const std::string& device);
+// A finite number in [lo, hi] ((lo, hi] when `lowOpen`): NaN and infinities fail, and the
+// message names the bounds as written ("must be a number in (0, 1e+06]"), unlike
+// CLI::PositiveNumber, whose bound is DBL_MAX printed in full.
+CLI::Validator numberIn(double lo, double hi, bool lowOpen = false);
+inline CLI::Validator positiveUpTo(double hi) { return numberIn(0, hi, true); }
 // Throws UsageError unless `path` names a readable regular file.
 void requireReadableFile(const std::string& path, const std::string& what);
 

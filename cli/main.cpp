@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 
 #include <iostream>
+#include <new>
 
 int main(int argc, char** argv) {
     CLI::App app{"ModeBench command line: run, inspect and benchmark LLMs in fast and regular serving modes",
@@ -47,6 +48,12 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         std::cerr << "modebench-cli: error: " << e.what() << " (see --help)\n";
+        return 2;
+    } catch (const mb::cli::RunFailed& e) {
+        std::cerr << "modebench-cli: " << e.what() << '\n';
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "modebench-cli: error: out of memory (a smaller workload, model or context may fit)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "modebench-cli: error: " << e.what() << '\n';

@@ -17,6 +17,31 @@
 
 namespace mb::lab {
 
+std::vector<std::vector<WorkloadRequest>> interleaveSlices(const std::vector<WorkloadRequest>& measured, int slices) {
+    slices = std::max(1, slices);
+    // Units in arrival order: each request, or each conversation (all its turns share the
+    // conversation's arrival time); builders number both in that order.
+    auto unitOf = [&](size_t k) {
+        return measured[k].conversation >= 0 ? measured[k].conversation : static_cast<int64_t>(k);
+    };
+    int64_t units = 0;
+    for (size_t k = 0; k < measured.size(); ++k) units = std::max(units, unitOf(k) + 1);
+    std::vector<std::vector<WorkloadRequest>> parts(static_cast<size_t>(slices));
+    for (size_t k = 0; k < measured.size(); ++k)
+        parts[static_cast<size_t>(unitOf(k) * slices / std::max<int64_t>(units, 1))].push_back(measured[k]);
+    // Each part starts where the one before it ended: its first request keeps the gap after
+    // the previous part's last arrival, so the parts' spans add up to the workload's.
+    double previousLast = 0;
+    for (auto& part : parts) {
+        if (part.empty()) continue;
+        double last = part.front().arrivalMs;
+        for (const auto& r : part) last = std::max(last, r.arrivalMs);
+        for (auto& r : part) r.arrivalMs -= previousLast;
+        previousLast = last;
+    }
+    return parts;
+}
+
 std::vector<WorkloadRequest> prefixPrimers(const std::vector<WorkloadRequest>& requests, int64_t prefixTokens) {
     std::vector<WorkloadRequest> primers;
     std::vector<int64_t> seen;
@@ -297,16 +322,11 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
             if (options.run.cancel && options.run.cancel->load()) break;
         }
     } else {
-        // Long-lived sessions; slices alternate A, B, A, B, ... Multi-turn conversations
-        // stay whole inside a slice because slices split on conversation boundaries.
+        // Long-lived sessions; slices alternate A, B, A, B, ...
         std::vector<Live> live;
         for (const auto& c : candidates) live.push_back(startCandidate(c));
         const int slices = std::max(1, options.slices);
-        std::vector<std::vector<WorkloadRequest>> parts(static_cast<size_t>(slices));
-        for (size_t k = 0; k < measured.size(); ++k) {
-            const int64_t key = measured[k].conversation >= 0 ? measured[k].conversation : static_cast<int64_t>(k);
-            parts[static_cast<size_t>(key % slices)].push_back(measured[k]);
-        }
+        const std::vector<std::vector<WorkloadRequest>> parts = interleaveSlices(measured, slices);
         std::vector<double> clock(candidates.size(), 0.0);
         std::vector<int64_t> done(candidates.size(), 0);
         for (int s = 0; s < slices; ++s) {

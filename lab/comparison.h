@@ -78,6 +78,13 @@ struct ComparisonOptions {
     RunInfo runInfo;
 };
 
+// The parts `interleave` alternates the candidates over: `slices` runs of consecutive
+// arrivals (a multi-turn conversation stays whole in one part), each part's arrival times
+// shifted back by the previous part's last arrival, so an open loop keeps its offered rate
+// inside every part and the parts' spans add up to the workload's.
+// Parts may be empty when there are fewer units (requests or conversations) than slices.
+std::vector<std::vector<WorkloadRequest>> interleaveSlices(const std::vector<WorkloadRequest>& measured, int slices);
+
 // The prompts of `requests` cut to BOS + `prefixTokens`, one per shared-prefix group,
 // each asking for one token: a cheap way to warm a prefix cache with a workload's prefixes.
 std::vector<WorkloadRequest> prefixPrimers(const std::vector<WorkloadRequest>& requests, int64_t prefixTokens);

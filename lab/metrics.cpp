@@ -78,7 +78,7 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
     RunSummary s;
     s.requests = static_cast<int64_t>(records.size());
 
-    std::vector<double> ttft, tpot, e2e, queue, itl, prompt, output;
+    std::vector<double> ttft, tpot, e2e, queue, prefill, itl, prompt, output;
     double firstSubmit = std::numeric_limits<double>::infinity();
     double lastFinish = -std::numeric_limits<double>::infinity();
     double okPromptTokens = 0, okOutputTokens = 0;
@@ -126,6 +126,7 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
         if (double v = r.tpotMs(); v >= 0) tpot.push_back(v);
         if (double v = r.e2eMs(); v >= 0) e2e.push_back(v);
         if (double v = r.queueMs(); v >= 0) queue.push_back(v);
+        if (double v = r.prefillMs(); v >= 0) prefill.push_back(v);
         for (size_t i = 0; i < r.tokenTimesMs.size(); ++i) {
             tokensPerBucket[bucketOf(r.tokenTimesMs[i])] += 1.0;
             if (i > 0) itl.push_back(r.tokenTimesMs[i] - r.tokenTimesMs[i - 1]);
@@ -144,6 +145,7 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
     s.itlMs = describe(std::move(itl));
     s.e2eMs = describe(std::move(e2e));
     s.queueMs = describe(std::move(queue));
+    s.prefillMs = describe(std::move(prefill));
     s.promptTokens = describe(std::move(prompt));
     s.outputTokens = describe(std::move(output));
 
@@ -280,6 +282,7 @@ nlohmann::ordered_json toJson(const RunSummary& s) {
     j["itl_ms"] = toJson(s.itlMs);
     j["e2e_ms"] = toJson(s.e2eMs);
     j["queue_ms"] = toJson(s.queueMs);
+    j["prefill_ms"] = toJson(s.prefillMs);
     j["prompt_tokens"] = toJson(s.promptTokens);
     j["output_tokens"] = toJson(s.outputTokens);
     nlohmann::ordered_json cache;
@@ -321,6 +324,7 @@ nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes) {
     j["truncated_tokens"] = r.truncatedTokens;
     j["output_tokens"] = r.outputTokens;
     j["queue_ms"] = msOrNull(r.queueMs());
+    j["prefill_ms"] = msOrNull(r.prefillMs());
     j["ttft_ms"] = msOrNull(r.ttftMs());
     j["tpot_ms"] = msOrNull(r.tpotMs());
     j["e2e_ms"] = msOrNull(r.e2eMs());

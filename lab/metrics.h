@@ -57,7 +57,7 @@ struct RunSummary {
     double outputTokensPerS = 0; // Σ outputTokens of Ok requests / durationS
     double totalTokensPerS = 0;  // Σ (promptTokens + outputTokens) of Ok requests / durationS
 
-    Distribution ttftMs, tpotMs, e2eMs, queueMs;
+    Distribution ttftMs, tpotMs, e2eMs, queueMs, prefillMs;
     Distribution itlMs;        // every gap between consecutive token times, pooled
     Distribution promptTokens; // per request, tokens
     Distribution outputTokens;

@@ -28,6 +28,9 @@ double span(double fromMs, double toMs) {
 double RequestRecord::queueMs() const {
     return span(submittedMs, scheduledMs);
 }
+double RequestRecord::prefillMs() const {
+    return span(scheduledMs, firstTokenMs);
+}
 double RequestRecord::ttftMs() const {
     return span(submittedMs, firstTokenMs);
 }

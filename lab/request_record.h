@@ -34,6 +34,7 @@ struct RequestRecord {
 
     // Derived metrics (PRODUCT.md §3); negative when undefined for this request.
     double queueMs() const;   // scheduled - submitted
+    double prefillMs() const; // first token - scheduled: the prompt's compute (and any chunking waits)
     double ttftMs() const;    // first token - submitted
     double e2eMs() const;     // finished - submitted
     double tpotMs() const;    // (e2e - ttft) / (output_tokens - 1); needs >= 2 tokens

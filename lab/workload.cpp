@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -93,6 +94,30 @@ std::string LengthDist::validate() const {
     return {};
 }
 
+double LengthDist::upperBound() const {
+    double hi = a;
+    if (kind == Kind::Uniform) hi = b;
+    if (kind == Kind::Normal || kind == Kind::LogNormal) hi = a + 6 * b;
+    return std::clamp(hi, static_cast<double>(min), static_cast<double>(max));
+}
+
+double WorkloadSpec::promptTokensBound() const {
+    const auto& sp = sharedPrefix;
+    const auto& mt = multiTurn;
+    const double perWarmup = 1 + (sp.groups > 0 ? double(sp.prefixTokens + sp.suffixTokens) : input.upperBound());
+    double measured = 0;
+    if (sp.groups > 0) {
+        measured = double(sp.groups) * sp.perGroup * (1 + double(sp.prefixTokens + sp.suffixTokens));
+    } else if (mt.conversations > 0) {
+        // Turn t repeats the t turns before it: 1 + input + t (reply + user) ids.
+        const double t = mt.turns, grow = output.upperBound() + mt.userTokens.upperBound();
+        measured = double(mt.conversations) * (t * (1 + input.upperBound()) + t * (t - 1) / 2 * grow);
+    } else {
+        measured = double(requests) * (1 + input.upperBound());
+    }
+    return measured + double(warmupRequests) * perWarmup;
+}
+
 std::string WorkloadSpec::validate() const {
     const auto& sp = sharedPrefix;
     const auto& mt = multiTurn;
@@ -123,6 +148,14 @@ std::string WorkloadSpec::validate() const {
                 "arrival.ramp_seconds", "must be >= 0"),
           check(warmupRequests >= 0, "warmup_requests", "must be >= 0")})
         if (!e.empty()) return e;
+    // The requests are built in memory before the run: refuse what cannot fit rather than
+    // fail (or swap) part-way through building it.
+    if (const double tokens = promptTokensBound(); tokens > kMaxPromptTokens) {
+        char why[160];
+        std::snprintf(why, sizeof why, "the prompts would hold up to %.3g tokens; the limit is %.3g (1 GiB of ids)",
+                      tokens, kMaxPromptTokens);
+        return std::string("requests: ") + why;
+    }
     return {};
 }
 

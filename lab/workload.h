@@ -25,6 +25,9 @@ struct LengthDist {
     int64_t min = 1, max = int64_t{1} << 20;
 
     int64_t sample(Rng& rng) const;
+    // The largest length a draw is expected to reach: a (fixed), b (uniform), a + 6 b
+    // (normal, log-normal), within [min, max].
+    double upperBound() const;
     // Empty when the parameters make sense, else a one-line reason naming the field.
     std::string validate() const;
 };
@@ -85,7 +88,12 @@ struct WorkloadSpec {
     uint64_t seed = 0;
 
     // Empty when valid, else a one-line reason naming the JSON key (e.g. "arrival.rate").
+    // Includes a bound on the prompts' total size (kMaxPromptTokens).
     std::string validate() const;
+    // Prompt ids the built requests can hold at most (warm-ups included; normal and
+    // log-normal lengths counted at mean + 6 std, within min and max).
+    double promptTokensBound() const;
+    static constexpr double kMaxPromptTokens = double(1 << 28);
 };
 
 // Builds the requests: `warmupRequests` warm-ups first (warmup = true), then the measured

@@ -1,6 +1,9 @@
 // Running the modebench-cli binary from tests: exit code, stdout and stderr.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,5 +55,27 @@ inline CliResult runCli(const std::vector<std::string>& args, const std::string&
     fs::remove(errFile);
     return r;
 }
+
+// One line on stderr naming `mentions`, exit code 2 (README: bad input).
+inline void expectCleanError(const CliResult& r, const std::string& mentions) {
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A fresh directory under the temp directory, removed with the object.
+class TempDir {
+public:
+    TempDir() : m_path(std::filesystem::temp_directory_path() / ("mb_cli_" + std::to_string(::getpid()))) {
+        std::filesystem::create_directories(m_path);
+    }
+    ~TempDir() { std::filesystem::remove_all(m_path); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+private:
+    std::filesystem::path m_path;
+};
 
 } // namespace mb::test

@@ -30,24 +30,8 @@ nlohmann::json parse(const CliResult& r) {
     }
 }
 
-// One line on stderr, exit code 2.
-void expectCleanError(const CliResult& r, const std::string& mentions) {
-    EXPECT_EQ(r.exitCode, 2) << r.err;
-    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-}
-
-class TempDir {
-public:
-    TempDir() : m_path(fs::temp_directory_path() / ("mb_cli_" + std::to_string(::getpid()))) {
-        fs::create_directories(m_path);
-    }
-    ~TempDir() { fs::remove_all(m_path); }
-    fs::path operator/(const std::string& name) const { return m_path / name; }
-
-private:
-    fs::path m_path;
-};
+using mb::test::expectCleanError;
+using mb::test::TempDir;
 
 } // namespace
 

@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using Result = mb::test::CliResult;
+using mb::test::expectCleanError;
 using mb::test::slurp;
 
 class Scratch {
@@ -44,12 +45,6 @@ nlohmann::json parse(const std::string& text) {
         ADD_FAILURE() << "not JSON: " << text;
         return {};
     }
-}
-
-void expectCleanError(const Result& r, const std::string& mentions) {
-    EXPECT_EQ(r.exitCode, 2) << r.err;
-    EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 std::vector<std::string> compareArgs(const std::string& model) {

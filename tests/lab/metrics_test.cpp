@@ -83,6 +83,9 @@ TEST(RequestRecord, DerivedMetrics) {
     EXPECT_EQ(r[2].tpotMs(), -1);
     EXPECT_EQ(r[3].queueMs(), -1);
     EXPECT_EQ(r[3].e2eMs(), -1);
+    EXPECT_DOUBLE_EQ(r[0].prefillMs(), 90);  // first token - scheduled
+    EXPECT_DOUBLE_EQ(r[1].prefillMs(), 180);
+    EXPECT_EQ(r[2].prefillMs(), -1); // scheduled, no first token
     RequestRecord one = r[0];
     one.outputTokens = 1;
     EXPECT_EQ(one.tpotMs(), -1);
@@ -143,6 +146,8 @@ TEST(Summarize, CountsRatesAndOkOnlyLatency) {
     EXPECT_DOUBLE_EQ(s.ttftMs.p90, 190);
     EXPECT_DOUBLE_EQ(s.queueMs.max, 20); // the error's 1500 ms queue is excluded
     EXPECT_DOUBLE_EQ(s.queueMs.mean, 15);
+    EXPECT_EQ(s.prefillMs.count, 2);
+    EXPECT_DOUBLE_EQ(s.prefillMs.mean, 135);
     EXPECT_DOUBLE_EQ(s.e2eMs.min, 300);
     EXPECT_DOUBLE_EQ(s.e2eMs.max, 1100);
     EXPECT_EQ(s.tpotMs.count, 2);
@@ -315,6 +320,7 @@ TEST(MetricsJson, SummaryKeysAndSeriesPairs) {
                                                "itl_ms",
                                                "e2e_ms",
                                                "queue_ms",
+                                               "prefill_ms",
                                                "prompt_tokens",
                                                "output_tokens",
                                                "prefix_cache",
@@ -358,6 +364,7 @@ TEST(MetricsJson, RequestRecord) {
                                                "truncated_tokens",
                                                "output_tokens",
                                                "queue_ms",
+                                               "prefill_ms",
                                                "ttft_ms",
                                                "tpot_ms",
                                                "e2e_ms",

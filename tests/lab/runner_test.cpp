@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -267,4 +268,49 @@ TEST(Sha256, KnownDigest) {
     EXPECT_EQ(sha256File(p.string()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     std::filesystem::remove(p);
     EXPECT_THROW(sha256File("/no/such/file"), std::runtime_error);
+}
+
+TEST(Comparison, InterleaveSlicesKeepTheOfferedRateAndConversationsWhole) {
+    WorkloadSpec open = *builtinWorkload("chat");
+    open.requests = 40;
+    open.arrival.kind = ArrivalSpec::Kind::Poisson;
+    open.arrival.rate = 8;
+    const auto requests = buildWorkload(open, kSpace);
+    const double span = requests.back().arrivalMs;
+    ASSERT_GT(span, 0);
+    const auto parts = interleaveSlices(requests, 4);
+    ASSERT_EQ(parts.size(), 4u);
+    std::vector<int64_t> seen;
+    double spans = 0;
+    for (const auto& part : parts) {
+        ASSERT_EQ(part.size(), 10u);
+        // Each part starts after the gap that followed the part before it.
+        const uint64_t first = part.front().index;
+        EXPECT_DOUBLE_EQ(part.front().arrivalMs,
+                         first == 0 ? 0.0 : requests[first].arrivalMs - requests[first - 1].arrivalMs);
+        for (size_t i = 1; i < part.size(); ++i) {
+            EXPECT_EQ(part[i].index, part[i - 1].index + 1); // consecutive arrivals
+            // The gaps are the workload's own: the part runs at the offered rate.
+            EXPECT_DOUBLE_EQ(part[i].arrivalMs - part[i - 1].arrivalMs,
+                             requests[part[i].index].arrivalMs - requests[part[i - 1].index].arrivalMs);
+        }
+        spans += part.back().arrivalMs;
+        for (const auto& r : part) seen.push_back(static_cast<int64_t>(r.index));
+    }
+    EXPECT_NEAR(spans, span, 1e-6); // round-robin parts each spanned nearly the whole run (4x)
+    std::sort(seen.begin(), seen.end());
+    for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], static_cast<int64_t>(i));
+
+    const auto turns = buildWorkload(*builtinWorkload("multi-turn"), kSpace);
+    std::map<int64_t, size_t> partOf;
+    size_t total = 0;
+    const auto turnParts = interleaveSlices(turns, 4);
+    for (size_t p = 0; p < turnParts.size(); ++p) {
+        total += turnParts[p].size();
+        for (const auto& r : turnParts[p]) {
+            const auto [it, fresh] = partOf.emplace(r.conversation, p);
+            EXPECT_EQ(it->second, p) << "conversation " << r.conversation << " split across parts";
+        }
+    }
+    EXPECT_EQ(total, turns.size());
 }

@@ -440,3 +440,25 @@ TEST(WorkloadSpecJson, ErrorsNameTheKey) {
     // A closed loop does not need a rate.
     EXPECT_NO_THROW(parseWorkloadSpec(nlohmann::json::parse(R"({"arrival": {"rate": 0}})")));
 }
+
+TEST(WorkloadSpec, RefusesPromptsTooBigToBuild) {
+    WorkloadSpec plain = *builtinWorkload("chat");
+    EXPECT_EQ(plain.validate(), "");
+    plain.requests = 1 << 20;
+    plain.input = {LengthDist::Kind::Fixed, 1000, 0, 1, 1000};
+    EXPECT_NE(plain.validate().find("the limit is"), std::string::npos) << plain.validate();
+    plain.requests = 1000; // 1,001,000 ids
+    EXPECT_DOUBLE_EQ(plain.promptTokensBound(), 1000 * 1001.0);
+    EXPECT_EQ(plain.validate(), "");
+
+    WorkloadSpec shared = *builtinWorkload("shared-prefix");
+    EXPECT_DOUBLE_EQ(shared.promptTokensBound(), 64 * (1 + 1024 + 64.0));
+    shared.sharedPrefix.prefixTokens = int64_t{1} << 24;
+    shared.sharedPrefix.groups = 64;
+    EXPECT_NE(shared.validate(), "");
+
+    WorkloadSpec turns = *builtinWorkload("multi-turn"); // grows with every turn
+    const double before = turns.promptTokensBound();
+    turns.multiTurn.turns *= 2;
+    EXPECT_GT(turns.promptTokensBound(), 2 * before);
+}
