@@ -6,6 +6,7 @@
 #include "engine/tokenizer.h"
 #include "lab/selection.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -29,7 +30,10 @@ void printText(const lab::SelectionResult& r, std::optional<int64_t> savedId) {
               << (r.decidedBy == "score" ? std::string("the weighted score") : "the " + r.decidedBy + " rule")
               << ")\nconfidence: " << r.confidence << " (" << r.noise.agreeing << " of " << r.noise.replicates
               << " " << (r.noise.method == "bootstrap" ? "bootstrap replicates" : "runs") << " agree)"
-              << (r.marginWithinNoise ? ", margin within the noise" : ", clear margin") << "\ntrace:\n";
+              << (r.marginWithinNoise ? ", margin within the noise" : ", clear margin") << '\n';
+    for (const auto& s : r.scores)
+        if (const std::string caveat = lab::dataCaveat(s); !caveat.empty()) std::cout << "caution: " << caveat << '\n';
+    std::cout << "trace:\n";
     for (const auto& t : r.trace)
         std::cout << "  " << std::left << std::setw(11) << t.rule << (t.fired ? "FIRED  " : "-      ") << t.detail
                   << '\n';
@@ -60,8 +64,13 @@ void runSelect(const SelectArgs& a) {
     } catch (const lab::RequirementsError& e) {
         throw UsageError(e.what());
     }
+    for (size_t i = 0; i < a.runs.size(); ++i) // before loading: a repeat must be another run
+        if (std::count(a.runs.begin(), a.runs.begin() + static_cast<std::ptrdiff_t>(i), a.runs[i]) > 0)
+            throw UsageError("--run " + std::to_string(a.runs[i]) +
+                             " is given more than once; repeats must be different runs");
     db::RunStore store = openExistingStore(a.db);
     const auto runs = loadRuns(store, a.runs);
+    for (const auto& w : lab::workloadMismatches(runs)) std::cerr << "select: warning: " << w << '\n';
     lab::SelectionOptions options;
     options.bootstrapReplicates = a.replicates;
     options.seed = a.seed;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -219,7 +220,13 @@ Requirements parseRequirements(const nlohmann::json& j) {
 }
 
 Requirements loadRequirements(const std::string& path) {
-    return json_check::loadFile(path, kWhat, parseRequirements);
+    Requirements r = json_check::loadFile(path, kWhat, parseRequirements);
+    // Relative to the file, made absolute: a selection saved with these requirements reads
+    // the same prompt file from any working directory (migrate, report, the GUI).
+    if (std::filesystem::path p(r.inputs.promptFile); !p.empty() && p.is_relative())
+        r.inputs.promptFile =
+            std::filesystem::absolute(std::filesystem::path(path).parent_path() / p).lexically_normal().string();
+    return r;
 }
 
 nlohmann::ordered_json toJson(const Requirements& r) {

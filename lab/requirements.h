@@ -71,7 +71,8 @@ struct Requirements {
 // A relative inputs.prompt_file is kept as written (the caller resolves it, e.g. against
 // the requirements file's directory).
 Requirements parseRequirements(const nlohmann::json& j);
-// Reads and parses a file; errors are prefixed with the path.
+// Reads and parses a file; errors are prefixed with the path. A relative
+// inputs.prompt_file is resolved against the file's directory and made absolute.
 Requirements loadRequirements(const std::string& path);
 // All keys, in the file format; parseRequirements(toJson(r)) == r.
 nlohmann::ordered_json toJson(const Requirements& r);

@@ -20,6 +20,7 @@ namespace {
 struct Req {
     bool ok = false;
     bool reached = false; // reached the engine (every status but Rejected)
+    bool truncated = false; // the fast-mode policy dropped prompt tokens
     double ttft = -1, e2e = -1, tpot = -1;
     std::vector<double> gaps; // inter-token gaps, ms
     double prompt = 0, cached = 0, output = 0;
@@ -63,6 +64,7 @@ Req reduce(const RequestRecord& r) {
     Req q;
     q.ok = r.status == RequestStatus::Ok;
     q.reached = r.status != RequestStatus::Rejected;
+    q.truncated = r.truncatedTokens > 0;
     q.ttft = r.ttftMs();
     q.e2e = r.e2eMs();
     q.tpot = r.tpotMs();
@@ -86,6 +88,11 @@ double durationOf(const std::vector<RequestRecord>& records) {
 // The fast and regular sides of each run, checked.
 std::vector<std::pair<Side, Side>> sidesOf(const std::vector<StoredRun>& runs) {
     if (runs.empty()) throw SelectionError("selection needs at least one run");
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+            if (runs[k].id == runs[i].id)
+                throw SelectionError("run " + std::to_string(runs[i].id) +
+                                     " is given more than once; repeats must be different runs");
     std::vector<std::pair<Side, Side>> out;
     for (const StoredRun& run : runs) {
         const StoredCandidate* found[2] = {nullptr, nullptr};
@@ -160,6 +167,9 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
     double ok = 0, prompt = 0, cached = 0, okPrompt = 0, okOutput = 0;
     for (size_t i : sample) {
         const Req& q = side.reqs[i];
+        c.rejected += q.reached ? 0 : 1;
+        c.failed += q.reached && !q.ok ? 1 : 0;
+        c.truncated += q.truncated ? 1 : 0;
         if (q.reached) {
             prompt += q.prompt;
             cached += q.cached;
@@ -174,6 +184,7 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
         itl.insert(itl.end(), q.gaps.begin(), q.gaps.end());
     }
     const double n = static_cast<double>(sample.size());
+    c.requests = static_cast<int64_t>(sample.size());
     c.okShare = n > 0 ? ok / n : 0;
     c.hitRate = prompt > 0 ? cached / prompt : 0;
     c.inputTokensPerRequest = ok > 0 ? okPrompt / ok : 0;
@@ -190,6 +201,7 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
         SloCheck check{e.key(), e.limitMs, statisticOf(d, e.stat), false};
         // No measurement (no Ok request defines the metric) cannot show the bound holds.
         check.met = d.count > 0 && check.measuredMs <= e.limitMs;
+        check.measured = d.count > 0;
         c.meetsSlo = c.meetsSlo && check.met;
         attainment += d.count == 0 ? 0.0 : check.measuredMs <= 0 ? 1.0 : std::min(1.0, e.limitMs / check.measuredMs);
         c.slo.push_back(check);
@@ -216,8 +228,12 @@ std::string sloText(const CandidateScore& c, SloMetric only, bool onlyThat) {
     std::string s;
     for (const auto& k : c.slo) {
         if (onlyThat && k.key.rfind(sloMetricName(only), 0) != 0) continue;
-        s += (s.empty() ? "" : ", ") + k.key + " " + num(k.measuredMs, 1) + " ms " +
-             (k.met ? "<= " : "> ") + num(k.limitMs, 0);
+        s += (s.empty() ? "" : ", ") + k.key;
+        if (!k.measured) // no statistic to compare: say why instead of a 0.0 ms
+            s += c.okShare == 0 ? " not measured (no successful requests, limit " + num(k.limitMs, 0) + ")"
+                                : " not measured (no successful request defines it, limit " + num(k.limitMs, 0) + ")";
+        else
+            s += " " + num(k.measuredMs, 1) + " ms " + (k.met ? "<= " : "> ") + num(k.limitMs, 0);
     }
     return s;
 }
@@ -285,6 +301,8 @@ Decision decide(const Requirements& req, bool havePrices, const InputLengths& in
                      sloText(fast, SloMetric::TtftMs, true) + "; regular " + sloText(regular, SloMetric::TtftMs, true) +
                      (onlyFast ? " (only fast meets it)" : "");
         detail += fires ? ": fast mode required" : ": no mode required";
+        for (const CandidateScore* c : {&fast, &regular})
+            if (const std::string caveat = dataCaveat(*c); !caveat.empty()) detail += "; caution: " + caveat;
         if (fires && !decide(Mode::Fast, "latency")) {
             detail += " (overridden: the context rule requires regular mode)";
             d.conflicts.push_back("latency requires fast mode but context requires regular mode; context wins");
@@ -416,6 +434,46 @@ double statisticOf(const Distribution& d, SloStat s) {
     case SloStat::Max: return d.max;
     }
     return 0;
+}
+
+std::string dataCaveat(const CandidateScore& c) {
+    if (c.requests <= 0) return {};
+    const int64_t ok = c.requests - c.rejected - c.failed;
+    const std::string of = " of " + std::to_string(c.requests) + " requests";
+    std::string s;
+    if (2 * ok < c.requests)
+        s = std::string(modeName(c.mode)) + " had " + std::to_string(ok) + of + " succeed (" +
+            std::to_string(c.rejected) + " rejected, " + std::to_string(c.failed) + " failed), so its figures rest on " +
+            (ok == 0 ? "no request" : "few requests");
+    if (2 * c.truncated > c.requests)
+        s += (s.empty() ? std::string(modeName(c.mode)) + " had " : std::string(", and ")) +
+             std::to_string(c.truncated) + of + " truncated to its context cap";
+    return s;
+}
+
+std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs) {
+    // What a run replayed: its workload spec, and the prompt file a prompt-file run read.
+    auto workloadOf = [](const StoredRun& r) {
+        nlohmann::json w = parsedOrEmpty(r.info.workloadJson);
+        const nlohmann::json config = parsedOrEmpty(r.info.configJson);
+        if (config.contains("prompts") && config["prompts"].is_string()) w["prompt_file"] = config["prompts"];
+        return w;
+    };
+    std::vector<std::string> out;
+    if (runs.empty()) return out;
+    const nlohmann::json first = workloadOf(runs.front());
+    for (size_t i = 1; i < runs.size(); ++i) {
+        const nlohmann::json w = workloadOf(runs[i]);
+        if (w == first) continue;
+        std::string keys;
+        for (const auto& [k, v] : w.items())
+            if (!first.contains(k) || first[k] != v) keys += (keys.empty() ? "" : ", ") + k;
+        for (const auto& [k, v] : first.items())
+            if (!w.contains(k)) keys += (keys.empty() ? "" : ", ") + k;
+        out.push_back("run " + std::to_string(runs[i].id) + " has a different workload from run " +
+                      std::to_string(runs.front().id) + " (" + keys + " differ); repeats should replay one workload");
+    }
+    return out;
 }
 
 const char* modeName(Mode m) {

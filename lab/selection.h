@@ -56,6 +56,7 @@ struct SloCheck {
     double limitMs = 0;
     double measuredMs = 0; // the statistic over the candidate's Ok requests
     bool met = false;
+    bool measured = true; // false when no Ok request defines the metric (measuredMs is then 0)
 };
 
 struct CandidateScore {
@@ -65,6 +66,9 @@ struct CandidateScore {
     std::vector<SloCheck> slo;
     bool meetsSlo = false;
     double okShare = 0;    // Ok requests / requests
+    // Requests measured, and of them: rejected, failed otherwise (error, cancelled), and
+    // truncated (the fast-mode policy dropped prompt tokens).
+    int64_t requests = 0, rejected = 0, failed = 0, truncated = 0;
     double hitRate = 0;    // Σ cached / Σ prompt tokens of requests that reached the engine
     double requestsPerS = 0;
     double inputTokensPerRequest = 0, outputTokensPerRequest = 0; // measured means (Ok)
@@ -117,10 +121,20 @@ struct SelectionOptions {
     uint64_t seed = 42;
 };
 
+// Sentences on a candidate whose figures rest on little: most of its requests failed or
+// were rejected, or most were truncated ("" when neither). The latency rule's detail
+// carries them, and the CLI prints them beside the recommendation.
+std::string dataCaveat(const CandidateScore& c);
+
 // Applies the rules to runs loaded with their requests. Throws SelectionError for runs
-// that cannot be compared, and what loadPromptFile throws for a bad prompt file.
+// that cannot be compared (a run given twice among them), and what loadPromptFile throws
+// for a bad prompt file.
 SelectionResult select(const Requirements& requirements, const std::optional<PriceSheet>& prices,
                        const std::vector<StoredRun>& runs, const SelectionOptions& options = {});
+
+// Repeats should replay one workload: a sentence per run whose stored workload (spec, or
+// prompt file) differs from the first run's; empty when they agree.
+std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs);
 
 // The statistic an SLO bound names, read from a distribution.
 double statisticOf(const Distribution& d, SloStat s);

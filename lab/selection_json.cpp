@@ -10,7 +10,8 @@ using OJson = nlohmann::ordered_json;
 OJson scoreJson(const CandidateScore& c) {
     OJson slo = OJson::array();
     for (const auto& k : c.slo)
-        slo.push_back({{"key", k.key}, {"limit_ms", k.limitMs}, {"measured_ms", k.measuredMs}, {"met", k.met}});
+        slo.push_back({{"key", k.key}, {"limit_ms", k.limitMs}, {"measured_ms", k.measuredMs}, {"met", k.met},
+                     {"measured", k.measured}});
     return {{"label", c.label},
             {"profile", c.profile},
             {"total", c.total},
@@ -21,6 +22,10 @@ OJson scoreJson(const CandidateScore& c) {
             {"meets_slo", c.meetsSlo},
             {"slo", slo},
             {"ok_share", c.okShare},
+            {"requests", c.requests},
+            {"rejected", c.rejected},
+            {"failed", c.failed},
+            {"truncated", c.truncated},
             {"hit_rate", c.hitRate},
             {"requests_per_s", c.requestsPerS},
             {"input_tokens_per_request", c.inputTokensPerRequest},
@@ -60,8 +65,12 @@ CandidateScore scoreFromJson(Mode mode, const nlohmann::json& j, const nlohmann:
     c.meetsSlo = j.at("meets_slo").get<bool>();
     for (const auto& k : j.at("slo"))
         c.slo.push_back({k.at("key").get<std::string>(), k.at("limit_ms").get<double>(),
-                         k.at("measured_ms").get<double>(), k.at("met").get<bool>()});
+                         k.at("measured_ms").get<double>(), k.at("met").get<bool>(), k.value("measured", true)});
     c.okShare = j.at("ok_share").get<double>();
+    c.requests = j.value("requests", int64_t{0}); // absent in selections saved before these counts
+    c.rejected = j.value("rejected", int64_t{0});
+    c.failed = j.value("failed", int64_t{0});
+    c.truncated = j.value("truncated", int64_t{0});
     c.hitRate = j.at("hit_rate").get<double>();
     c.requestsPerS = j.at("requests_per_s").get<double>();
     c.inputTokensPerRequest = j.at("input_tokens_per_request").get<double>();

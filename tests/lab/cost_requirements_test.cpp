@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using namespace mb::lab;
 
@@ -119,6 +121,26 @@ TEST(Requirements, MissingAndMalformedFilesSayWhich) {
     } catch (const RequirementsError& e) {
         EXPECT_NE(std::string(e.what()).find("/nonexistent/req.json: cannot open"), std::string::npos);
     }
+}
+
+// A relative prompt_file names a file beside the requirements file; loading makes it
+// absolute, so a selection saved with it reads the same file from any directory (migrate).
+TEST(Requirements, LoadResolvesARelativePromptFileAgainstTheFile) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("mb_req_" + std::to_string(::getpid())) / "reqdir";
+    fs::create_directories(dir);
+    std::ofstream(dir / "req.json") << R"({"slo": {"ttft_ms": {"p95": 100}}, "inputs": {"prompt_file": "p.txt"}})";
+    std::ofstream(dir / "abs.json") << R"({"slo": {"ttft_ms": {"p95": 100}}, "inputs": {"prompt_file": "/x/p.txt"}})";
+    const Requirements r = loadRequirements((dir / ".." / "reqdir" / "req.json").string());
+    EXPECT_TRUE(fs::path(r.inputs.promptFile).is_absolute()) << r.inputs.promptFile;
+    EXPECT_EQ(fs::path(r.inputs.promptFile), fs::absolute(dir / "p.txt").lexically_normal());
+    EXPECT_EQ(toJson(r)["inputs"]["prompt_file"], r.inputs.promptFile) << "the saved form is the resolved path";
+    EXPECT_EQ(loadRequirements((dir / "abs.json").string()).inputs.promptFile, "/x/p.txt");
+    // Parsing a document (a stored selection) keeps the path as written.
+    EXPECT_EQ(parseRequirements(nlohmann::json::parse(R"({"slo": {"ttft_ms": {"p95": 1}}, "inputs": {"prompt_file": "p.txt"}})"))
+                  .inputs.promptFile,
+              "p.txt");
+    fs::remove_all(dir.parent_path());
 }
 
 TEST(PriceSheet, ErrorsNameTheKey) {

@@ -315,3 +315,55 @@ TEST(Selection, ResultRoundTripsThroughJson) {
     EXPECT_EQ(toJson(selectionResultFromJson(j)), j);
     EXPECT_THROW(selectionResultFromJson(nlohmann::json::object()), SelectionError);
 }
+
+// A candidate whose requests were all rejected has no p95: the trace says so (not "0.0 ms >
+// limit") and warns that its figures rest on no request.
+TEST(Selection, CandidateWithoutSuccessfulRequestsIsNotComparedAsZero) {
+    auto run = syntheticRun(1, Behaviour{.ttftMs = 200}, Behaviour{.ttftMs = 200}, 20);
+    for (auto& r : run.candidates[1].requests) {
+        r.status = RequestStatus::Rejected;
+        r.error = "prompt longer than the context";
+        r.promptTokens = r.outputTokens = 0;
+        r.scheduledMs = r.firstTokenMs = r.finishedMs = -1;
+        r.tokenTimesMs.clear();
+    }
+    for (size_t i = 0; i < 15; ++i) run.candidates[0].requests[i].truncatedTokens = 600;
+    const auto r = select(requirements(R"({"slo": {"ttft_ms": {"p95": 10000}}})"), std::nullopt, {run});
+    const std::string& latency = rule(r, "latency").detail;
+    EXPECT_EQ(latency.find("0.0 ms >"), std::string::npos) << latency;
+    EXPECT_NE(latency.find("regular ttft_ms.p95 not measured (no successful requests"), std::string::npos)
+        << latency;
+    EXPECT_NE(latency.find("caution: fast had 15 of 20 requests truncated"), std::string::npos) << latency;
+    EXPECT_NE(latency.find("caution: regular had 0 of 20 requests succeed (20 rejected, 0 failed)"),
+              std::string::npos)
+        << latency;
+    const auto& regular = r.score(Mode::Regular);
+    EXPECT_FALSE(regular.slo.front().measured);
+    EXPECT_TRUE(r.score(Mode::Fast).slo.front().measured);
+    EXPECT_EQ(dataCaveat(r.score(Mode::Fast)), "fast had 15 of 20 requests truncated to its context cap");
+    // The counts survive the stored JSON.
+    const auto back = selectionResultFromJson(nlohmann::json::parse(toJson(r).dump()));
+    EXPECT_EQ(dataCaveat(back.score(Mode::Regular)), dataCaveat(regular));
+    EXPECT_FALSE(back.score(Mode::Regular).slo.front().measured);
+}
+
+TEST(Selection, TheSameRunTwiceIsNotARepeat) {
+    const auto run = syntheticRun(3, {}, {}, 10);
+    try {
+        select(kRelaxed, std::nullopt, {run, run});
+        FAIL() << "a run given twice was counted as two repeats";
+    } catch (const SelectionError& e) {
+        EXPECT_NE(std::string(e.what()).find("run 3 is given more than once"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Selection, RepeatsWithDifferentWorkloadsAreNamed) {
+    auto a = syntheticRun(1, {}, {}, 10), b = syntheticRun(2, {}, {}, 10), c = syntheticRun(3, {}, {}, 10);
+    EXPECT_TRUE(workloadMismatches({a, b}).empty());
+    c.info.workloadJson = R"({"name":"shared-prefix","seed":7})";
+    const auto m = workloadMismatches({a, b, c});
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_NE(m[0].find("run 3 has a different workload from run 1 (seed differ)"), std::string::npos) << m[0];
+    b.info.configJson = R"({"prompts":"other.txt"})";
+    EXPECT_EQ(workloadMismatches({a, b}).size(), 1u);
+}
