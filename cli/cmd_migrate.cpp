@@ -13,13 +13,15 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 
 namespace mb::cli {
 
 namespace {
 
 struct MigrateArgs {
-    std::string db, prompts;
+    std::string db, prompts, clientStreams; // clientStreams: "", "yes" or "no"
     int64_t selection = 0;
     int threads = 1;
     bool json = false, restart = false;
@@ -50,11 +52,21 @@ void runMigrate(const MigrateArgs& a) {
     const auto tokenizer = engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(model)));
     auto tokenize = [&](const std::string& t) { return tokenizer->encode(t, tokenizer->vocab().addBos); };
     std::string prompts = !a.prompts.empty() ? a.prompts : req.inputs.promptFile;
+    // The run's own workload, rebuilt once: D primes it without a prompt corpus, F replays it.
+    std::optional<lab::RunReplay> replay;
+    auto runReplay = [&]() -> const lab::RunReplay& {
+        if (!replay) replay = lab::replayRun(runs.front(), prompts, tokenize, lab::tokenSpaceFor(*tokenizer));
+        return *replay;
+    };
 
     lab::MigrationState s = !sel.migrationJson.empty() && !a.restart
                                 ? lab::migrationFromJson(nlohmann::json::parse(sel.migrationJson))
                                 : lab::startMigration(result, req, fast.info.profileJson);
     auto save = [&] { store.setSelectionMigration(sel.id, lab::toJson(s).dump()); };
+    if (!a.clientStreams.empty()) { // the checklist's question, answered (also on a finished walk-through)
+        s.checklist.clientStreams = a.clientStreams == "yes";
+        save();
+    }
     auto say = [&](const std::string& what) {
         if (!a.json) std::cerr << "migrate: " << lab::nodeName(s.node) << " (" << lab::nodeTitle(s.node) << "): " << what
                                << '\n';
@@ -68,18 +80,39 @@ void runMigrate(const MigrateArgs& a) {
                 requireReadableFile(prompts, "prompt file");
                 for (const auto& r : lab::loadPromptFile(prompts, tokenize, 1))
                     lengths.push_back(static_cast<int64_t>(r.prompt.size()));
-            } else { // the run's own prompts (what reached the engine, truncation undone)
+            } else { // the run's own prompts: per workload index, the longest any candidate saw
+                std::map<uint64_t, int64_t> byIndex; // (truncation undone; once per prompt, not per candidate)
                 for (const auto& c : runs.front().candidates)
-                    for (const auto& r : c.requests) lengths.push_back(r.promptTokens + r.truncatedTokens);
+                    for (const auto& r : c.requests) {
+                        int64_t& l = byIndex[r.id];
+                        l = std::max(l, r.promptTokens + r.truncatedTokens);
+                    }
+                for (const auto& [index, l] : byIndex) lengths.push_back(l);
             }
             if (lengths.empty()) throw UsageError("no prompts to assess (give --prompts FILE)");
             lab::assessContext(s, lab::promptLengthHistogram(lengths));
             break;
         }
         case lab::MigrationNode::D: {
+            // The prompt corpus, else the run's own prompts: its prefix primers (one per
+            // shared-prefix group) when it had them, else every measured prompt.
             std::vector<std::vector<int32_t>> prime;
-            if (!prompts.empty())
+            if (!prompts.empty()) {
+                requireReadableFile(prompts, "prompt file");
                 for (auto& r : lab::loadPromptFile(prompts, tokenize, 1)) prime.push_back(std::move(r.prompt));
+            } else {
+                try {
+                    const lab::RunReplay& r = runReplay();
+                    if (!r.primers.empty())
+                        for (const auto& q : r.primers) prime.push_back(q.prompt);
+                    else
+                        for (const auto& q : r.requests)
+                            if (!q.warmup) prime.push_back(q.prompt);
+                } catch (const lab::MigrationError& e) {
+                    save();
+                    throw UsageError(std::string("warm-up (D): ") + e.what());
+                }
+            }
             lab::recordWarmup(s, lab::runWarmup(model, profileWithKnobs(fast.info.profileJson, s.batching),
                                                 std::move(prime), {.threads = a.threads}));
             if (s.node == lab::MigrationNode::D) { // the check failed: say why and stop here
@@ -90,23 +123,33 @@ void runMigrate(const MigrateArgs& a) {
         }
         case lab::MigrationNode::E: lab::enableFast(s); break;
         case lab::MigrationNode::F: {
-            // The run's workload on the fast candidate alone, stored as its own run.
-            const lab::WorkloadSpec spec = lab::parseWorkloadSpec(nlohmann::json::parse(runs.front().info.workloadJson));
-            const auto requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
+            // The run's own workload (its prompt file, or its synthetic spec rebuilt) on the
+            // fast candidate alone, stored as its own run.
+            const lab::RunReplay* r = nullptr;
+            try {
+                r = &runReplay();
+            } catch (const lab::MigrationError& e) {
+                save();
+                throw UsageError(std::string("monitoring (F): ") + e.what());
+            }
+            const lab::WorkloadSpec& spec = r->spec;
+            say("replaying " + r->source);
             lab::Candidate c{"a", model, profileWithKnobs(fast.info.profileJson, s.batching), a.threads};
             db::SqliteRunSink sink(dbPath);
             lab::ComparisonOptions opts;
             opts.run.arrival = spec.arrival;
             opts.run.sampling.temperature = 0;
+            opts.primers = r->primers;
             opts.sink = &sink;
             opts.runInfo.name = "migration monitoring, selection " + std::to_string(sel.id) + ", pass " +
                                 std::to_string(s.monitoring.size() + 1);
             opts.runInfo.tags = {"migration"};
-            opts.runInfo.workloadJson = runs.front().info.workloadJson;
-            opts.runInfo.configJson = "{}";
+            opts.runInfo.workloadJson = lab::toJson(spec).dump();
+            opts.runInfo.configJson =
+                Json{{"prompts", r->promptFile}, {"primers", r->primers.size()}, {"replays_run", runs.front().id}}.dump();
             opts.runInfo.environmentJson = "{}";
             int64_t runId = 0;
-            const auto results = lab::runComparison({c}, requests, opts, &runId);
+            const auto results = lab::runComparison({c}, r->requests, opts, &runId);
             lab::recordMonitoring(s, lab::monitorFromSummary(results.front().summary, req, runId), req);
             break;
         }
@@ -125,6 +168,11 @@ void runMigrate(const MigrateArgs& a) {
                   << (s.rolledBack ? ", rolled back: " + s.rollbackReason : "") << "; path";
         for (auto n : s.path) std::cout << ' ' << lab::nodeName(n);
         std::cout << "; " << s.adjustments << " batching adjustment(s); saved with the selection\n";
+        std::cout << "checklist: client streams "
+                  << (s.checklist.clientStreams ? (*s.checklist.clientStreams ? "yes" : "no")
+                                                : "NOT ANSWERED (give --client-streams yes|no)")
+                  << "; warm-up plan: " << s.checklist.warmupPlan << "; rollback plan: " << s.checklist.rollbackPlan
+                  << '\n';
     }
 }
 
@@ -141,7 +189,11 @@ void addMigrateCommand(CLI::App& root) {
     cmd->add_option("--selection", a->selection, "Saved selection id (modebench-cli select --save)")->required();
     cmd->add_option("--prompts", a->prompts,
                     "Prompt corpus for A and the warm-up (default: the requirements' prompt file, else the run's "
-                    "prompts)");
+                    "prompts: their lengths for A; for D its shared prefixes, else its prompts); F replays the "
+                    "run's own workload and reads this file only when the run's prompt file cannot be read");
+    cmd->add_option("--client-streams", a->clientStreams,
+                    "Checklist: does the client stream responses? (yes|no; saved with the walk-through)")
+        ->check(CLI::IsMember({"yes", "no"}));
     cmd->add_flag("--restart", a->restart, "Start again at A instead of continuing a saved walk-through");
     addThreadsOption(*cmd, a->threads);
     cmd->add_flag("--json", a->json, "Print the final state as JSON");

@@ -1,8 +1,12 @@
 // The migration flowchart's transitions and each node's check as a pure function.
 #include "lab/migration.h"
 
+#include "lab/comparison.h"
+#include "lab/rng.h"
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iomanip>
 #include <sstream>
 
@@ -106,7 +110,7 @@ MonitorResult monitorFromSummary(const RunSummary& s, const Requirements& req, i
     for (const SloEntry& e : req.slo) {
         const Distribution& d = distributionOf(s, e.metric);
         const double v = statisticOf(d, e.stat);
-        m.slo.push_back({e.key(), e.limitMs, v, d.count > 0 && v <= e.limitMs});
+        m.slo.push_back({e.key(), e.limitMs, v, d.count > 0 && v <= e.limitMs, d.count > 0});
     }
     for (SloMetric metric : {SloMetric::TtftMs, SloMetric::E2eMs, SloMetric::TpotMs, SloMetric::ItlMs}) {
         double limit = -1;
@@ -114,9 +118,75 @@ MonitorResult monitorFromSummary(const RunSummary& s, const Requirements& req, i
             if (e.metric == metric) limit = std::max(limit, e.limitMs);
         if (limit < 0) continue;
         const Distribution& d = distributionOf(s, metric);
-        m.p99.push_back({std::string(sloMetricName(metric)) + ".p99", limit, d.p99, d.count > 0 && d.p99 <= limit});
+        m.p99.push_back(
+            {std::string(sloMetricName(metric)) + ".p99", limit, d.p99, d.count > 0 && d.p99 <= limit, d.count > 0});
     }
     return m;
+}
+
+RunReplay replayRun(const StoredRun& run, const std::string& fallbackPromptFile,
+                    const std::function<std::vector<int32_t>(const std::string&)>& tokenize,
+                    const TokenSpace& tokens) {
+    const std::string runName = "run " + std::to_string(run.id);
+    RunReplay r;
+    nlohmann::json config;
+    try {
+        r.spec = parseWorkloadSpec(nlohmann::json::parse(run.info.workloadJson));
+        if (!run.info.configJson.empty()) config = nlohmann::json::parse(run.info.configJson);
+    } catch (const std::exception& e) {
+        throw MigrationError(runName + ": its stored workload cannot be read back: " + e.what());
+    }
+    const bool primed = config.is_object() && config.contains("primers") && config["primers"].is_number_integer() &&
+                        config["primers"].get<int64_t>() > 0;
+    std::string recorded;
+    if (config.is_object() && config.contains("prompts") && config["prompts"].is_string())
+        recorded = config["prompts"].get<std::string>();
+    if (recorded.empty() && r.spec.name.rfind("file:", 0) == 0) recorded = r.spec.name.substr(5);
+
+    if (recorded.empty()) { // synthetic: the same spec and token space give the same requests
+        r.requests = buildWorkload(r.spec, tokens);
+        r.source = "the run's " + r.spec.name + " workload (seed " + std::to_string(r.spec.seed) + ")";
+    } else {
+        std::error_code ec;
+        std::string file = recorded;
+        if (!std::filesystem::is_regular_file(file, ec)) {
+            if (fallbackPromptFile.empty())
+                throw MigrationError(runName + " was made from the prompt file " + recorded +
+                                     ", which cannot be read from here (a relative path is relative to where "
+                                     "compare ran); give --prompts FILE with the same prompts");
+            file = fallbackPromptFile;
+        }
+        size_t stored = 0; // the run's requests: the prompt file's prompts
+        int64_t longestOutput = 0;
+        for (const auto& c : run.candidates) {
+            stored = std::max(stored, c.requests.size());
+            for (const auto& q : c.requests) longestOutput = std::max(longestOutput, q.outputTokens);
+        }
+        int32_t maxTokens = 64; // compare's --max-tokens default
+        if (config.is_object() && config.contains("max_tokens") && config["max_tokens"].is_number_integer() &&
+            config["max_tokens"].get<int64_t>() > 0)
+            maxTokens = config["max_tokens"].get<int32_t>();
+        else if (longestOutput > 0)
+            maxTokens = static_cast<int32_t>(std::min<int64_t>(longestOutput, 1 << 20));
+        try {
+            r.requests = loadPromptFile(file, tokenize, maxTokens);
+        } catch (const std::runtime_error& e) {
+            throw MigrationError(runName + "'s prompts: " + e.what());
+        }
+        if (stored > 0 && r.requests.size() != stored)
+            throw MigrationError(file + " holds " + std::to_string(r.requests.size()) + " prompts but " + runName +
+                                 " made " + std::to_string(stored) + " requests from " + recorded +
+                                 ": not the run's prompts; give --prompts FILE with the same prompts");
+        Rng rng(r.spec.seed); // compare's arrivals for a prompt file
+        const auto times = arrivalTimesMs(r.spec.arrival, r.requests.size(), rng);
+        for (size_t i = 0; i < r.requests.size(); ++i) r.requests[i].arrivalMs = times[i];
+        r.promptFile = file;
+        r.spec.name = "file:" + file;
+        r.source = "the prompt file " + file + " (" + std::to_string(r.requests.size()) + " prompts" +
+                   (file == recorded ? "" : ", standing in for the run's " + recorded) + ")";
+    }
+    if (primed && r.spec.sharedPrefix.groups > 0) r.primers = prefixPrimers(r.requests, r.spec.sharedPrefix.prefixTokens);
+    return r;
 }
 
 bool sloMet(const MonitorResult& m) {
@@ -184,7 +254,10 @@ std::vector<std::string> firedTriggers(const RollbackTrigger& t, const MonitorRe
         fired.push_back("prefix hit rate " + num(m.hitRate, 3) + " is below the floor " + num(t.hitRateFloor, 3));
     for (const auto& c : m.p99)
         if (!c.met)
-            fired.push_back(c.key + " " + num(c.measuredMs, 1) + " ms is above the SLO " + num(c.limitMs, 0) + " ms");
+            fired.push_back(c.measured ? c.key + " " + num(c.measuredMs, 1) + " ms is above the SLO " +
+                                             num(c.limitMs, 0) + " ms"
+                                       : c.key + " has no successful request to measure (SLO " +
+                                             num(c.limitMs, 0) + " ms)");
     return fired;
 }
 
@@ -247,22 +320,31 @@ void recordMonitoring(MigrationState& s, const MonitorResult& m, const Requireme
     require(s, {N::F}, "recording a monitoring pass");
     s.monitoring.push_back(m);
     enter(s, N::G);
-    if (sloMet(m)) {
-        enter(s, N::H);
-        s.lastNote = "every SLO met (hit rate " + num(m.hitRate, 3) + "): migration done";
-        return;
-    }
     const auto fired = firedTriggers(s.trigger, m);
     const bool coldCache = s.trigger.hitRateFloor > 0 && m.hitRate < s.trigger.hitRateFloor;
+    // The rollback plan's triggers hold at every pass: a cold cache rolls back even when the
+    // SLOs are met (batching cannot fix it); a p99 over its SLO counts as a miss.
     if (coldCache) return rollBack(s, fired.front() + " (batching cannot fix a cold cache)");
+    if (sloMet(m) && fired.empty()) {
+        enter(s, N::H);
+        s.lastNote = "every SLO met and no rollback trigger fired (hit rate " + num(m.hitRate, 3) +
+                     "): migration done";
+        return;
+    }
     if (s.adjustments >= s.maxAdjustments) {
-        std::string why = "SLO still missed after " + std::to_string(s.adjustments) + " batching adjustments";
+        std::string why = (sloMet(m) ? "rollback trigger still fired after " : "SLO still missed after ") +
+                          std::to_string(s.adjustments) + " batching adjustments";
         for (const auto& f : fired) why += "; " + f;
         return rollBack(s, why);
     }
     s.proposals.push_back(proposeBatching(s.batching, m, req));
     enter(s, N::I);
-    s.lastNote = "SLO missed: " + s.proposals.back().reason;
+    std::string why = "SLO missed";
+    if (sloMet(m)) {
+        why = "every SLO met, but a rollback trigger fired";
+        for (const auto& f : fired) why += "; " + f;
+    }
+    s.lastNote = why + ": " + s.proposals.back().reason;
 }
 
 void applyBatching(MigrationState& s) {

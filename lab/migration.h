@@ -6,21 +6,24 @@
 //   F --> G{latency SLO met?}
 //   G -- yes --> H[migration done]
 //   G -- no --> I[adjust batching parameters] --> F
-//   rollback: F, G or I --> C when a trigger fires (hit rate below the floor, p99 above
-//   the SLO after the last allowed adjustment) or the user rolls back.
+//   rollback: F, G or I --> C when a trigger fires (hit rate below the floor at any pass,
+//   a p99 above its SLO after the last allowed adjustment) or the user rolls back.
 //
 // The machine runs nothing: callers (GUI, CLI) run the prompt scan, the warm-up, the
-// monitoring workload, and feed the results in. Each node's check is a pure function.
-// Plain values; a MigrationState is saved with its selection as JSON.
+// monitoring workload, and feed the results in (replayRun rebuilds the selection run's
+// requests for them). Each node's check is a pure function. Plain values; a
+// MigrationState is saved with its selection as JSON.
 #pragma once
 
 #include "lab/metrics.h"
 #include "lab/requirements.h"
 #include "lab/selection.h"
+#include "lab/workload.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,6 +91,27 @@ struct MonitorResult {
 // From a run summary (lab::summarize of the monitoring run's records).
 MonitorResult monitorFromSummary(const RunSummary& s, const Requirements& req, int64_t runId = 0);
 
+// D and F replay the selection run's own prompts. The store keeps token counts, not
+// prompts: compare records a prompt-file run as workload_json {"name": "file:PATH", ...}
+// with config_json {"prompts": PATH, "primers": N}; a synthetic run is rebuilt exactly
+// from its spec and seed.
+struct RunReplay {
+    WorkloadSpec spec;                     // the run's; name "file:PATH" for the file read
+    std::vector<WorkloadRequest> requests; // with the run's arrivals (and its warm-ups)
+    std::vector<WorkloadRequest> primers;  // the run's unrecorded prefix primers, if it had any
+    std::string promptFile;                // the file read, "" for a synthetic workload
+    std::string source;                    // one phrase, e.g. "the prompt file p.txt (6 prompts)"
+};
+// `fallbackPromptFile` (e.g. migrate --prompts) stands in when the run's recorded prompt
+// file cannot be read here (a relative path is relative to where compare ran). Lines
+// without max_tokens get config_json's "max_tokens", else the most output tokens any
+// request of the run produced. Throws MigrationError, naming the file and what to do, when
+// no readable file holds the run's prompts, or when the file's prompt count differs from
+// the run's request count (then it is not the run's workload).
+RunReplay replayRun(const StoredRun& run, const std::string& fallbackPromptFile,
+                    const std::function<std::vector<int32_t>(const std::string&)>& tokenize,
+                    const TokenSpace& tokens);
+
 // G: every bound of the requirements met by the pass.
 bool sloMet(const MonitorResult& m);
 
@@ -113,7 +137,9 @@ BatchingKnobs batchingOfProfile(const std::string& profileJson);
 // run); a text that is not a JSON object becomes {"base": "fast"} plus the knobs.
 std::string profileWithBatching(const std::string& profileJson, const BatchingKnobs& knobs);
 
-// Rollback triggers: hit rate below the floor, a p99 above its SLO.
+// Rollback triggers: hit rate below the floor, a p99 above its SLO. At G a fired hit-rate
+// trigger rolls back at once (even with every SLO met); a fired p99 trigger is a miss that
+// batching may fix, so it loops through I and rolls back after the last allowed adjustment.
 struct RollbackTrigger {
     double hitRateFloor = 0;
 };
@@ -158,7 +184,8 @@ MigrationState startMigration(const SelectionResult& selection, const Requiremen
 void assessContext(MigrationState& s, const PromptHistogram& h); // A → B → C or D
 void recordWarmup(MigrationState& s, const WarmupResult& w);     // D → E (stays at D if the check fails)
 void enableFast(MigrationState& s);                              // E → F
-void recordMonitoring(MigrationState& s, const MonitorResult& m, const Requirements& req); // F → G → H, I or C
+// F → G → H (every SLO met, no trigger fired), I or C
+void recordMonitoring(MigrationState& s, const MonitorResult& m, const Requirements& req);
 void applyBatching(MigrationState& s);                           // I → F with the last proposal's knobs
 void rollBack(MigrationState& s, const std::string& reason);     // F, G or I → C
 

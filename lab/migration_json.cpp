@@ -17,7 +17,8 @@ MigrationNode nodeFrom(const nlohmann::json& j) {
 OJson checksJson(const std::vector<SloCheck>& checks) {
     OJson a = OJson::array();
     for (const auto& c : checks)
-        a.push_back({{"key", c.key}, {"limit_ms", c.limitMs}, {"measured_ms", c.measuredMs}, {"met", c.met}});
+        a.push_back({{"key", c.key}, {"limit_ms", c.limitMs}, {"measured_ms", c.measuredMs}, {"met", c.met},
+                  {"measured", c.measured}});
     return a;
 }
 
@@ -25,7 +26,7 @@ std::vector<SloCheck> checksFrom(const nlohmann::json& j) {
     std::vector<SloCheck> out;
     for (const auto& c : j)
         out.push_back({c.at("key").get<std::string>(), c.at("limit_ms").get<double>(),
-                       c.at("measured_ms").get<double>(), c.at("met").get<bool>()});
+                       c.at("measured_ms").get<double>(), c.at("met").get<bool>(), c.value("measured", true)});
     return out;
 }
 

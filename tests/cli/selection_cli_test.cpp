@@ -33,8 +33,9 @@ protected:
 
     // Writes a synthetic run through the store's sink; returns its id.
     int64_t storeRun(const Behaviour& fast, const Behaviour& regular, int requests = 30,
-                     bool withRegular = true) {
-        const auto run = mb::test::syntheticRun(0, fast, regular, requests);
+                     bool withRegular = true, const std::string& workloadJson = {}) {
+        auto run = mb::test::syntheticRun(0, fast, regular, requests);
+        if (!workloadJson.empty()) run.info.workloadJson = workloadJson;
         mb::db::SqliteRunSink sink(m_db);
         const int64_t id = sink.beginRun(run.info);
         for (size_t k = 0; k < (withRegular ? 2u : 1u); ++k) {
@@ -305,4 +306,78 @@ TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     const std::string html = mb::test::slurp(out);
     EXPECT_EQ(mb::test::wellFormedProblem(html), "");
     EXPECT_NE(html.find("stories260K.gguf"), std::string::npos);
+}
+
+// A repeat is another run: the same id twice is an error, and repeats of different
+// workloads are allowed but warned about on stderr.
+TEST_F(SelectCli, SameRunTwiceIsAnErrorAndDifferentWorkloadsWarn) {
+    const int64_t run1 = storeRun(Behaviour{.ttftMs = 400}, Behaviour{.ttftMs = 1500});
+    const int64_t run2 = storeRun(Behaviour{.ttftMs = 410}, Behaviour{.ttftMs = 1400});
+    const int64_t other = storeRun(Behaviour{.ttftMs = 410}, Behaviour{.ttftMs = 1400}, 30, true,
+                                   R"({"name":"chat","seed":3})");
+    const std::string req = resource("requirements/latency-fast.json");
+    expectCleanError({"select", "--db", m_db, "--run", std::to_string(run1), "--run", std::to_string(run1),
+                      "--requirements", req},
+                     "--run " + std::to_string(run1) + " is given more than once");
+    const auto same = mb::test::runCli({"select", "--db", m_db, "--run", std::to_string(run1), "--run",
+                                        std::to_string(run2), "--requirements", req});
+    EXPECT_EQ(same.exitCode, 0) << same.err;
+    EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+    const auto mixed = mb::test::runCli({"select", "--db", m_db, "--run", std::to_string(run1), "--run",
+                                         std::to_string(other), "--requirements", req});
+    EXPECT_EQ(mixed.exitCode, 0) << mixed.err;
+    EXPECT_NE(mixed.err.find("select: warning: run " + std::to_string(other) + " has a different workload from run " +
+                             std::to_string(run1)),
+              std::string::npos)
+        << mixed.err;
+}
+
+// A prompt-file run, selected and migrated for real: D primes the run's prompts, F replays
+// them (not compare's default synthetic spec), the client-streaming question can be
+// answered, and a relative inputs.prompt_file still reads after select --save.
+TEST_F(SelectCli, MigrateReplaysAPromptFileRun) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const std::string prompts = file("prompts.txt", "Once upon a time\nThe little dog\nA girl named Lily\n");
+    const auto cmp = mb::test::runCli({"compare", "--model", model.string(), "--prompts", prompts, "-n", "4",
+                                       "--threads", "1", "--db", m_db});
+    ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(cmp.err, m, std::regex("stored run (\\d+)"))) << cmp.err;
+    const std::string run = m[1];
+    const auto sel = selectJson({"--run", run, "--requirements", resource("requirements/latency-fast.json"), "--save"});
+    const std::string selection = std::to_string(sel["selection_id"].get<int64_t>());
+
+    const auto walk = mb::test::runCli({"migrate", "--db", m_db, "--selection", selection, "--threads", "1"});
+    ASSERT_EQ(walk.exitCode, 0) << walk.err;
+    EXPECT_NE(walk.out.find("client streams NOT ANSWERED (give --client-streams yes|no)"), std::string::npos)
+        << walk.out;
+    EXPECT_NE(walk.err.find("replaying the prompt file " + prompts + " (3 prompts)"), std::string::npos) << walk.err;
+    const auto answered = mb::test::runCli(
+        {"migrate", "--db", m_db, "--selection", selection, "--client-streams", "yes", "--json"});
+    ASSERT_EQ(answered.exitCode, 0) << answered.err;
+    const auto state = nlohmann::json::parse(answered.out);
+    EXPECT_EQ(state["checklist"]["client_streams"], true);
+    EXPECT_EQ(state["warmup"]["primed_prompts"], 3) << "D primes the run's own prompts";
+    ASSERT_GE(state["monitoring"].size(), 1u);
+    auto store = mb::db::RunStore::open(m_db);
+    const auto monitoring = store.getRun(state["monitoring"][0]["run_id"].get<int64_t>(), mb::db::RunDetail::Full);
+    EXPECT_EQ(nlohmann::json::parse(monitoring.info.workloadJson)["name"], "file:" + prompts);
+    ASSERT_EQ(monitoring.candidates.size(), 1u);
+    EXPECT_EQ(monitoring.candidates[0].requests.size(), 3u) << "the run's 3 prompts, not 64 synthetic ones";
+    for (const auto& r : monitoring.candidates[0].requests) EXPECT_EQ(r.truncatedTokens, 0);
+    EXPECT_EQ(nlohmann::json::parse(store.getSelection(std::stoll(selection)).migrationJson)["checklist"]
+                                     ["client_streams"],
+              true)
+        << "the answer is saved with the walk-through";
+
+    // Requirements beside their prompt file, named relatively: migrate runs elsewhere.
+    fs::create_directories(m_dir / "reqdir");
+    std::ofstream(m_dir / "reqdir" / "only_here.txt") << "a b c\n";
+    std::ofstream(m_dir / "reqdir" / "req.json")
+        << R"({"slo": {"ttft_ms": {"p95": 10000}}, "inputs": {"prompt_file": "only_here.txt"}})";
+    const auto rel = selectJson({"--run", run, "--requirements", (m_dir / "reqdir" / "req.json").string(), "--save"});
+    const auto relWalk = mb::test::runCli({"migrate", "--db", m_db, "--selection",
+                                           std::to_string(rel["selection_id"].get<int64_t>()), "--json"});
+    ASSERT_EQ(relWalk.exitCode, 0) << relWalk.err;
+    EXPECT_EQ(nlohmann::json::parse(relWalk.out)["histogram"]["count"], 1) << "A read reqdir/only_here.txt";
 }

@@ -7,6 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 using namespace mb::lab;
 using N = MigrationNode;
 
@@ -217,4 +221,114 @@ TEST(MigrationWarmup, FastSessionRefusesTheUpdateDuringWarmup) {
     const WarmupResult r = runWarmup(model.string(), mb::engine::Profile::regular(), prompts);
     EXPECT_FALSE(r.reloadRefused);
     EXPECT_NE(checkWarmup(r), "");
+}
+
+// The rollback plan's hit-rate trigger holds even when every SLO is met: a cold cache at G
+// rolls back (the walk-through must not end at H with a trigger it printed fired).
+TEST(Migration, HitRateBelowTheFloorRollsBackEvenWithTheSlosMet) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 10000}}})");
+    MigrationState s = atNodeF(req, /*fastHitRate=*/0.865); // floor 0.692
+    recordMonitoring(s, pass(req, 300, 10, 0.582), req);
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_TRUE(s.rolledBack);
+    EXPECT_NE(s.rollbackReason.find("prefix hit rate 0.582 is below the floor 0.692"), std::string::npos)
+        << s.rollbackReason;
+    EXPECT_EQ(s.path, nodes({N::A, N::B, N::D, N::E, N::F, N::G, N::C}));
+}
+
+// A p99 over its SLO fires the other trigger though the p95 bound holds: not done; batching
+// is adjusted, and after the last allowed adjustment the walk-through rolls back.
+TEST(Migration, P99TriggerWithTheSlosMetAdjustsThenRollsBack) {
+    const auto req = slo(R"({"slo": {"ttft_ms": {"p95": 500}}})");
+    MigrationState s = atNodeF(req);
+    s.maxAdjustments = 1;
+    MonitorResult m = pass(req, 300, 200, 0.6);
+    m.p99.front().measuredMs = 900;
+    m.p99.front().met = false;
+    ASSERT_TRUE(sloMet(m));
+    recordMonitoring(s, m, req);
+    ASSERT_EQ(s.node, N::I) << s.lastNote;
+    EXPECT_NE(s.lastNote.find("ttft_ms.p99 900.0 ms is above the SLO 500 ms"), std::string::npos) << s.lastNote;
+    applyBatching(s);
+    recordMonitoring(s, m, req);
+    EXPECT_EQ(s.node, N::C);
+    EXPECT_NE(s.rollbackReason.find("rollback trigger still fired after 1 batching adjustments"), std::string::npos)
+        << s.rollbackReason;
+    // A pass with no successful request says so instead of comparing 0.0 ms.
+    RunSummary empty;
+    empty.requests = 10;
+    const auto none = firedTriggers({}, monitorFromSummary(empty, req));
+    ASSERT_EQ(none.size(), 1u);
+    EXPECT_EQ(none[0], "ttft_ms.p99 has no successful request to measure (SLO 500 ms)");
+}
+
+namespace {
+
+// One id per character, BOS (1) first: a tokenizer for prompt files without a model.
+std::vector<int32_t> charTokens(const std::string& text) {
+    std::vector<int32_t> ids{1};
+    for (char c : text) ids.push_back(static_cast<unsigned char>(c));
+    return ids;
+}
+
+// A stored run made by `compare --prompts FILE`: compare's default workload spec renamed
+// "file:FILE" and the file in config_json, `requests` requests per candidate.
+StoredRun promptFileRun(const std::string& file, int requests) {
+    auto run = mb::test::syntheticRun(5, {}, {}, requests);
+    WorkloadSpec spec = *builtinWorkload("shared-prefix");
+    spec.name = "file:" + file;
+    run.info.workloadJson = toJson(spec).dump();
+    run.info.configJson = nlohmann::json{{"prompts", file}, {"primers", 0}}.dump();
+    return run;
+}
+
+} // namespace
+
+// F (and D) replay the run's own prompts: a prompt-file run reads its file again, with the
+// run's arrivals and output lengths, never the default synthetic spec its workload_json holds.
+TEST(MigrationReplay, PromptFileRunReplaysItsOwnPrompts) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("mb_replay_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string file = (dir / "prompts.txt").string();
+    std::ofstream(file) << "Once upon a time\nThe little dog\nA cat\n";
+    const TokenSpace space{1, 2, 200};
+    const RunReplay r = replayRun(promptFileRun(file, 3), "", charTokens, space);
+    ASSERT_EQ(r.requests.size(), 3u);
+    EXPECT_EQ(r.requests[1].prompt, charTokens("The little dog"));
+    EXPECT_EQ(r.requests[0].maxTokens, 4) << "the run's output length (fixture: 4 tokens)";
+    EXPECT_EQ(r.spec.name, "file:" + file);
+    EXPECT_EQ(r.promptFile, file);
+    EXPECT_TRUE(r.primers.empty());
+    EXPECT_NE(r.source.find("(3 prompts)"), std::string::npos) << r.source;
+
+    // The recorded file gone: a stand-in with the same number of prompts, else a clear error.
+    const std::string moved = (dir / "moved.txt").string();
+    fs::rename(file, moved);
+    try {
+        replayRun(promptFileRun(file, 3), "", charTokens, space);
+        FAIL() << "replayed a prompt-file run without its prompts";
+    } catch (const MigrationError& e) {
+        EXPECT_NE(std::string(e.what()).find("run 5 was made from the prompt file " + file), std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("--prompts FILE"), std::string::npos) << e.what();
+    }
+    const RunReplay stand = replayRun(promptFileRun(file, 3), moved, charTokens, space);
+    EXPECT_EQ(stand.requests.size(), 3u);
+    EXPECT_EQ(stand.spec.name, "file:" + moved);
+    EXPECT_THROW(replayRun(promptFileRun(file, 5), moved, charTokens, space), MigrationError)
+        << "3 prompts cannot be the run's 5 requests";
+
+    // A synthetic run rebuilds its spec exactly, primers included when the run had them.
+    auto synthetic = mb::test::syntheticRun(6, {}, {}, 4);
+    WorkloadSpec spec = *builtinWorkload("shared-prefix");
+    spec.sharedPrefix = {2, 2, 16, 4};
+    synthetic.info.workloadJson = toJson(spec).dump();
+    synthetic.info.configJson = R"({"prompts": "", "primers": 2})";
+    const RunReplay s = replayRun(synthetic, moved, charTokens, space);
+    EXPECT_TRUE(s.promptFile.empty());
+    EXPECT_EQ(s.requests.size(), buildWorkload(spec, space).size());
+    EXPECT_EQ(s.requests.back().prompt, buildWorkload(spec, space).back().prompt);
+    EXPECT_EQ(s.primers.size(), 2u);
+    fs::remove_all(dir);
 }
