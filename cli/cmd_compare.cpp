@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -260,7 +261,9 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config["device"] = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
     config["primers"] = opts.primers.size();
     config["precision_check"] = {{"prompts", a.precisionPrompts}, {"gen_tokens", a.precisionGenTokens}};
-    config["prompts"] = a.prompts;
+    // Absolute, with --max-tokens: migrate's monitoring pass replays the same prompts from anywhere.
+    config["prompts"] = a.prompts.empty() ? std::string() : std::filesystem::absolute(a.prompts).string();
+    config["max_tokens"] = a.maxTokens;
     config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
                      {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
     info.configJson = config.dump();
