@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -377,13 +378,28 @@ OpenAiServer::~OpenAiServer() {
 }
 
 int OpenAiServer::bind() {
+    // httplib's default options set SO_REUSEPORT on Linux, which lets a second server bind a
+    // port already served and the kernel then splits connections between the two. Only
+    // SO_REUSEADDR (rebinding over TIME_WAIT after a restart) is wanted.
+    m->http.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     int port = m->options.port;
     if (port == 0) {
         port = m->http.bind_to_any_port(m->options.host);
         if (port < 0) throw std::runtime_error("cannot listen on " + m->options.host + " (any port)");
-    } else if (!m->http.bind_to_port(m->options.host, port)) {
-        throw std::runtime_error("cannot listen on " + m->options.host + ":" + std::to_string(port) +
-                                 " (in use, or not an address of this machine)");
+    } else {
+        errno = 0;
+        if (!m->http.bind_to_port(m->options.host, port)) {
+            // httplib reports only failure; bind()'s errno survives its close() of the socket.
+            const int err = errno;
+            const std::string where = m->options.host + ":" + std::to_string(port);
+            if (err == EADDRINUSE) throw std::runtime_error("cannot listen on " + where + ": port in use");
+            if (err == EADDRNOTAVAIL) throw std::runtime_error("cannot listen on " + where + ": not an address of this machine");
+            if (err == EACCES) throw std::runtime_error("cannot listen on " + where + ": permission denied");
+            throw std::runtime_error("cannot listen on " + where + " (in use, or not an address of this machine)");
+        }
     }
     widenListenBacklog(port);
     return port;

@@ -39,7 +39,8 @@ public:
     OpenAiServer& operator=(const OpenAiServer&) = delete;
 
     // Binds the address; returns the port (the chosen one when options.port == 0).
-    // Throws std::runtime_error when it cannot (address in use, bad host).
+    // Throws std::runtime_error when it cannot (address in use, bad host). The port is held
+    // exclusively: no SO_REUSEPORT, so a second server on a port in use fails here.
     int bind();
     // Serves until stop(); call after bind(), from any one thread.
     void run();

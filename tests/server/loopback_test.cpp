@@ -393,6 +393,33 @@ TEST(RemoteTarget, ConnectionRefusedAndTimeoutsAreClear) {
     cv.notify_all();
 }
 
+// The port is the server's own: a second server cannot bind it (httplib's SO_REUSEPORT would
+// let it, and the kernel would split connections between the two).
+TEST(Loopback, ASecondServerOnAPortInUseFailsToBind) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    LiveServer first(model.string(), "fast");
+    server::ServerOptions o;
+    o.port = first.port;
+    server::OpenAiServer second(*first.session, o);
+    try {
+        second.bind();
+        FAIL() << "a second server bound port " << first.port << ", which is in use";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("port in use"), std::string::npos) << e.what();
+    }
+    // The command says so and exits 2 (`timeout` only so a regression fails instead of hanging).
+    const auto r = test::runCli({"serve", "--model", model.string(), "--port", std::to_string(first.port),
+                                 "--threads", "1"},
+                                "timeout 60");
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("port in use"), std::string::npos) << r.err;
+    // The first server still answers.
+    auto c = first.client();
+    const auto health = c.Get("/health");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+}
+
 TEST(Loopback, CompareAcceptsARemoteCandidate) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     LiveServer s(model.string(), "fast");
