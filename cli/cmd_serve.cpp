@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 
 #include "engine/gguf.h"
+#include "engine/llama_model.h"
 #include "engine/session.h"
 #include "server/openai_server.h"
 
@@ -43,8 +44,14 @@ void runServe(const ServeArgs& a) {
         o.apiKey = key;
     }
     {
-        const engine::GgufFile header = engine::GgufFile::open(a.model);
-        const engine::GgufValue* t = header.find("tokenizer.chat_template");
+        // On-demand profiles map the weights at the first request, and preload ones on the
+        // engine thread: either way a file that cannot serve (a tensor missing or misshapen,
+        // data past the end) would start a server whose /health says ok while every completion
+        // fails. Loading it once here checks every tensor for little more than the mapping: in
+        // the file's own types, matrices are views, neither copied nor read. Throws
+        // GgufError/ModelError, a one-line error with exit code 2.
+        const auto checked = engine::LlamaModel::load(a.model);
+        const engine::GgufValue* t = checked->file().find("tokenizer.chat_template");
         o.chatFamily = server::detectChatFamily(t && t->type == engine::GgufValueType::String ? t->asString() : "");
     }
     // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else) that stops the server.

@@ -1,5 +1,6 @@
 // The remote client against our own server on loopback (and against scripted servers for failures).
 #include "cli/cli_runner.h"
+#include "engine/gguf.h"
 #include "engine/session.h"
 #include "lab/remote_target.h"
 #include "lab/runner.h"
@@ -16,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <regex>
@@ -418,6 +421,33 @@ TEST(Loopback, ASecondServerOnAPortInUseFailsToBind) {
     const auto health = c.Get("/health");
     ASSERT_TRUE(health);
     EXPECT_EQ(health->status, 200);
+}
+
+// `serve` checks at start-up that the model loads: a file with a tensor missing is a one-line
+// error and exit code 2, not a server whose /health says ok while every completion fails.
+TEST(Loopback, ServeRefusesAModelThatCannotLoad) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const std::string broken =
+        (std::filesystem::temp_directory_path() / ("mb_serve_broken_" + std::to_string(::getpid()) + ".gguf")).string();
+    {
+        const auto src = engine::GgufFile::open(model.string());
+        engine::GgufWriter w(broken, src.version(), src.alignment());
+        for (const auto& [key, value] : src.metadata())
+            if (key != "general.alignment") w.set(key, value);
+        for (const auto& t : src.tensors())
+            if (t.name != "blk.0.ffn_up.weight")
+                w.addTensor(t.name, t.type, t.shape, std::span<const uint8_t>(t.data, t.bytes));
+        w.finish();
+    }
+    for (const char* profile : {"regular", "fast"}) {
+        // `timeout` only so a regression fails instead of serving forever.
+        const auto r = test::runCli({"serve", "--model", broken, "--port", "0", "--threads", "1", "--profile", profile},
+                                    "timeout 60");
+        EXPECT_EQ(r.exitCode, 2) << profile << ": " << r.err;
+        EXPECT_NE(r.err.find("blk.0.ffn_up.weight"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    std::filesystem::remove(broken);
 }
 
 TEST(Loopback, CompareAcceptsARemoteCandidate) {
