@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 #include "cli/selection_inputs.h"
 
+#include "lab/atomic_file.h"
 #include "lab/report.h"
 #include "lab/report_render.h"
 #ifdef MODEBENCH_HAVE_PDF
@@ -9,7 +10,6 @@
 #endif
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 
 namespace mb::cli {
@@ -86,19 +86,23 @@ void runReport(const ReportArgs& a) {
         }
 #endif
     } else {
-        std::ofstream out(a.out, std::ios::binary | std::ios::trunc);
-        if (!out) throw UsageError("cannot write " + a.out);
+        // Rendered in memory, then written beside the target and renamed: a failed write leaves
+        // no truncated report behind.
+        std::string text;
         switch (*format) {
-        case lab::ReportFormat::Html: out << lab::renderHtml(report); break;
-        case lab::ReportFormat::Markdown: out << lab::renderMarkdown(report); break;
+        case lab::ReportFormat::Html: text = lab::renderHtml(report); break;
+        case lab::ReportFormat::Markdown: text = lab::renderMarkdown(report); break;
         case lab::ReportFormat::Json:
-            out << lab::renderJson(report).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+            text = lab::renderJson(report).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + '\n';
             break;
-        case lab::ReportFormat::Csv: out << lab::renderCsv(report); break;
+        case lab::ReportFormat::Csv: text = lab::renderCsv(report); break;
         case lab::ReportFormat::Pdf: break;
         }
-        out.close();
-        if (!out) throw UsageError("cannot write " + a.out);
+        try {
+            lab::writeFileAtomically(a.out, text);
+        } catch (const lab::AtomicFileError& e) {
+            throw UsageError(e.what());
+        }
     }
     if (a.json)
         printJson({{"path", a.out}, {"format", a.format}, {"run_ids", report.runIds},

@@ -3,9 +3,10 @@
 
 #include "db/run_document.h"
 #include "db/run_store.h"
+#include "lab/atomic_file.h"
 
 #include <algorithm>
-#include <fstream>
+#include <cctype>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -184,11 +185,11 @@ void writeOut(const std::string& path, const std::string& text) {
         std::cout << text << std::flush;
         return;
     }
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError("cannot write " + path);
-    out << text;
-    out.close();
-    if (!out) throw UsageError("cannot write " + path);
+    try {
+        lab::writeFileAtomically(path, text); // a failed write leaves no truncated export
+    } catch (const lab::AtomicFileError& e) {
+        throw UsageError(e.what());
+    }
 }
 
 void runExport(const RunsArgs& a) {

@@ -1,10 +1,11 @@
 // The PDF report: the rich-text HTML in a QTextDocument, charts painted as images, QPdfWriter.
 #include "lab/report_pdf.h"
 
+#include "lab/atomic_file.h"
 #include "lab/report_chart.h"
 #include "lab/report_render.h"
 
-#include <QFile>
+#include <QBuffer>
 #include <QFont>
 #include <QFontMetricsF>
 #include <QGuiApplication>
@@ -98,22 +99,25 @@ void writeReportPdf(const Report& report, const std::string& path) {
     } else if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
         throw std::runtime_error("PDF reports need a QGuiApplication, and this process runs a plain QCoreApplication");
     }
-    {
-        QFile probe(QString::fromStdString(path));
-        if (!probe.open(QIODevice::WriteOnly | QIODevice::Truncate))
-            throw std::runtime_error("cannot write " + path + ": " + probe.errorString().toStdString());
-    }
     QTextDocument doc;
     fillReportDocument(doc, report);
 
-    QPdfWriter writer(QString::fromStdString(path));
-    writer.setPageSize(QPageSize(QPageSize::A4));
-    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    writer.setTitle(QString::fromStdString(report.title));
-    writer.setCreator("ModeBench");
-    doc.print(&writer);
-    QFile out(QString::fromStdString(path));
-    if (!out.exists() || out.size() == 0) throw std::runtime_error("writing " + path + " produced no PDF");
+    // Printed into memory, then written beside the target and renamed: QPdfWriter reports no
+    // write errors, so writing the file ourselves is what lets a failed write (disk full, a
+    // size limit) be an error that leaves no truncated PDF behind.
+    QBuffer pdf;
+    pdf.open(QIODevice::WriteOnly);
+    {
+        QPdfWriter writer(&pdf);
+        writer.setPageSize(QPageSize(QPageSize::A4));
+        writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+        writer.setTitle(QString::fromStdString(report.title));
+        writer.setCreator("ModeBench");
+        doc.print(&writer);
+    }
+    const QByteArray& bytes = pdf.data();
+    if (bytes.isEmpty()) throw std::runtime_error("writing " + path + " produced no PDF");
+    writeFileAtomically(path, std::string_view(bytes.constData(), static_cast<size_t>(bytes.size())));
 }
 
 } // namespace mb::lab

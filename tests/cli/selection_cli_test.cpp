@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sys/resource.h>
 
 namespace fs = std::filesystem;
 using mb::test::Behaviour;
@@ -264,6 +266,63 @@ TEST_F(SelectCli, ReportWithoutSelectionAndBadInput) {
     expectCleanError({"report", "--db", m_db, "--run", std::to_string(other), "--selection",
                       std::to_string(sel["selection_id"].get<int64_t>()), "--format", "html", "--out", out},
                      "was not made on run " + std::to_string(other));
+}
+
+// Runs the command under a file size limit of `bytes`, which the child inherits, with SIGXFSZ
+// ignored: a write past the limit then fails (EFBIG) as on a full disk.
+namespace {
+mb::test::CliResult runCliWithFileSizeLimit(const std::vector<std::string>& args, rlim_t bytes) {
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    auto* oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limited = old;
+    limited.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+    auto r = mb::test::runCli(args);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, oldHandler);
+    return r;
+}
+} // namespace
+
+// A write that fails part-way is an error, and the target keeps what it held: reports and
+// exports are written beside it and renamed.
+TEST_F(SelectCli, AFailedWriteIsAnErrorAndLeavesNoPartialFile) {
+    std::vector<std::string> selectArgs = {"--requirements", resource("requirements/cost.json"), "--prices",
+                                           resource("prices/example.json"), "--save"};
+    int64_t run = 0;
+    for (int i = 0; i < 3; ++i) {
+        run = storeRun(Behaviour{.ttftMs = 400, .cachedTokens = 20, .jitterMs = 30},
+                       Behaviour{.ttftMs = 1500, .jitterMs = 50}, 300);
+        selectArgs.insert(selectArgs.end(), {"--run", std::to_string(run)});
+    }
+    const auto sel = selectJson(selectArgs);
+    const std::string selId = std::to_string(sel["selection_id"].get<int64_t>());
+    // Over what opening the store needs (its 32 KiB WAL index), under every file written below.
+    constexpr rlim_t kLimit = 48 * 1024;
+    std::vector<std::vector<std::string>> commands;
+    for (const std::string format : {"html", "json", "csv", "pdf"})
+        commands.push_back({"report", "--db", m_db, "--selection", selId, "--format", format, "--out",
+                            (m_dir / ("report." + format)).string()});
+    for (const std::string format : {"json", "csv"})
+        commands.push_back({"runs", "export", std::to_string(run), "--format", format, "--db", m_db, "--out",
+                            (m_dir / ("run." + format)).string()});
+    for (const auto& args : commands) {
+        const std::string out = args.back();
+        // Unlimited, each output is bigger than the limit.
+        const auto full = mb::test::runCli(args);
+        ASSERT_EQ(full.exitCode, 0) << full.err;
+        ASSERT_GT(fs::file_size(out), kLimit) << out;
+        file(fs::path(out).filename().string(), "previous contents\n");
+        const auto r = runCliWithFileSizeLimit(args, kLimit);
+        EXPECT_EQ(r.exitCode, 2) << out << ": " << r.out << r.err;
+        EXPECT_NE(r.err.find("cannot write " + out + ": File too large"), std::string::npos) << r.err;
+        EXPECT_EQ(r.out.find("wrote"), std::string::npos) << r.out;
+        const std::string left = mb::test::slurp(out);
+        EXPECT_TRUE(left == "previous contents\n") << out << " was replaced by " << left.size() << " bytes";
+    }
+    for (const auto& e : fs::directory_iterator(m_dir))
+        EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
 }
 
 // The whole path on a real model: compare stores a run, select decides, report writes HTML.
