@@ -75,6 +75,23 @@ std::vector<double> okValues(const StoredCandidate& c, double (RequestRecord::*m
     return v;
 }
 
+// "lo-hi" for each bin, with as many decimals as the bin width needs for every edge to read
+// differently (whole milliseconds for wide bins; sub-millisecond TTFTs get "0.12-0.25").
+std::vector<std::string> binLabels(double lo, double width, int bins) {
+    int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(width))), 0, 9);
+    std::vector<std::string> edges;
+    for (;; ++decimals) {
+        edges.clear();
+        for (int b = 0; b <= bins; ++b) edges.push_back(num(lo + width * b, decimals));
+        bool distinct = true;
+        for (size_t b = 0; b + 1 < edges.size(); ++b) distinct = distinct && edges[b] != edges[b + 1];
+        if (distinct || decimals >= 9) break;
+    }
+    std::vector<std::string> labels;
+    for (size_t b = 0; b + 1 < edges.size(); ++b) labels.push_back(edges[b] + "-" + edges[b + 1]);
+    return labels;
+}
+
 ReportChart ttftHistogram(const std::vector<Measured>& ms) {
     ReportChart c{"ttft_histogram", "TTFT histogram", "TTFT (ms)", "requests", ReportChart::Kind::Bars, {}, {}};
     std::vector<std::vector<double>> values;
@@ -86,7 +103,7 @@ ReportChart ttftHistogram(const std::vector<Measured>& ms) {
     if (!(hi >= lo)) return c;
     constexpr int kBins = 12;
     const double width = hi > lo ? (hi - lo) / kBins : 1.0;
-    for (int b = 0; b < kBins; ++b) c.categories.push_back(num(lo + width * b, 0) + "-" + num(lo + width * (b + 1), 0));
+    c.categories = binLabels(lo, width, kBins);
     for (size_t i = 0; i < ms.size(); ++i) {
         ReportSeries s{ms[i].name, {}};
         std::vector<int> counts(kBins, 0);

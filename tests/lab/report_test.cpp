@@ -113,6 +113,31 @@ TEST(Report, WithoutASelectionItSaysSo) {
     EXPECT_TRUE(r.chart("ttft_histogram"));
 }
 
+// Bin labels carry the decimals the bin width needs: sub-millisecond TTFTs no longer read "0-0".
+TEST(Report, HistogramLabelsOfAdjacentBinsDiffer) {
+    const auto subMs = mb::test::syntheticRun(5, Behaviour{.ttftMs = 0.2, .jitterMs = 0.1},
+                                              Behaviour{.ttftMs = 0.4, .jitterMs = 0.05}, 30);
+    const Report r = buildReport({subMs}, std::nullopt, "t");
+    const ReportChart* h = r.chart("ttft_histogram");
+    ASSERT_TRUE(h);
+    ASSERT_EQ(h->categories.size(), 12u);
+    for (size_t b = 0; b + 1 < h->categories.size(); ++b) {
+        const std::string& label = h->categories[b];
+        const std::string hi = label.substr(label.find('-') + 1);
+        EXPECT_NE(label.substr(0, label.find('-')), hi) << label;
+        EXPECT_NE(label, h->categories[b + 1]);
+        EXPECT_EQ(h->categories[b + 1].rfind(hi + "-", 0), 0u) << "edges shared by neighbours: " << label << ", "
+                                                               << h->categories[b + 1];
+    }
+    EXPECT_EQ(h->categories.front(), "0.20-0.23"); // TTFTs 0.2 to 0.6 ms: bins 1/30 ms wide
+    EXPECT_EQ(h->categories.back(), "0.57-0.60");
+
+    // Wide bins keep whole milliseconds.
+    const Report wide = buildReport(fixture().runs, std::nullopt, "t");
+    for (const auto& label : wide.chart("ttft_histogram")->categories)
+        EXPECT_EQ(label.find('.'), std::string::npos) << label;
+}
+
 TEST(ReportRender, HtmlIsSelfContainedAndWellFormed) {
     const Fixture f = fixture();
     const std::string html = renderHtml(buildReport(f.runs, f.selection, "2024-05-01T00:00:00.000Z"));
