@@ -22,7 +22,7 @@ struct RunsArgs {
     int64_t id = 0, id2 = 0;
     std::string format = "json", out, file, name, status, tag;
     std::vector<std::string> tags;
-    bool remove = false;
+    bool remove = false, force = false;
     int64_t limit = -1;
 };
 
@@ -218,9 +218,46 @@ void runImport(const RunsArgs& a) {
     std::cout << store.importRun(doc) << '\n';
 }
 
+// "#4 (fast, runs #2 #3, saved 2024-05-01, migration at D)": saved selections have no name,
+// so they are told apart by what they decided and pooled.
+std::string describeSelection(const db::StoredSelection& s) {
+    std::string d = "#" + std::to_string(s.id) + " (";
+    try {
+        d += Json::parse(s.resultJson).value("recommendation", std::string("?")) + ", ";
+    } catch (const Json::exception&) {
+    }
+    d += "runs";
+    for (const int64_t id : s.runIds) d += " #" + std::to_string(id);
+    d += ", saved " + s.createdAt.substr(0, 10);
+    if (!s.migrationJson.empty()) {
+        try {
+            d += ", migration at " + Json::parse(s.migrationJson).value("node", std::string("?"));
+        } catch (const Json::exception&) {
+        }
+    }
+    return d + ")";
+}
+
+std::string describeSelections(const std::vector<db::StoredSelection>& selections) {
+    std::string d;
+    for (const auto& s : selections) d += (d.empty() ? "" : ", ") + describeSelection(s);
+    return d;
+}
+
 void runDelete(const RunsArgs& a) {
-    openStore(a).deleteRun(a.id);
-    std::cerr << "runs: deleted run " << a.id << '\n';
+    std::vector<db::StoredSelection> gone;
+    try {
+        gone = openStore(a).deleteRun(a.id, a.force ? db::SelectionsOfRun::Delete : db::SelectionsOfRun::Refuse);
+    } catch (const db::RunHasSelectionsError& e) {
+        throw UsageError("run " + std::to_string(a.id) + " is part of saved selection" +
+                         (e.selections.size() == 1 ? " " : "s ") + describeSelections(e.selections) +
+                         "; --force deletes " + (e.selections.size() == 1 ? "it" : "them") +
+                         " with the run (deleted nothing)");
+    }
+    std::cerr << "runs: deleted run " << a.id;
+    if (!gone.empty())
+        std::cerr << " and saved selection" << (gone.size() == 1 ? " " : "s ") << describeSelections(gone);
+    std::cerr << '\n';
 }
 
 void runDiff(const RunsArgs& a) {
@@ -297,6 +334,8 @@ void addRunsCommand(CLI::App& root) {
     {
         auto [cmd, a] = sub("delete", "Delete a run and everything recorded for it", runDelete);
         idArg(cmd, a->id);
+        cmd->add_flag("--force", a->force,
+                      "Also delete the saved selections that pooled the run (otherwise they stop the deletion)");
     }
     {
         auto [cmd, a] = sub("diff", "Two runs' summaries side by side", runDiff);

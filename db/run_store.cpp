@@ -214,7 +214,7 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
     return run;
 }
 
-void RunStore::deleteRun(int64_t id) {
+std::vector<StoredSelection> RunStore::deleteRun(int64_t id, SelectionsOfRun policy) {
     Transaction tx(m_connection, Transaction::Kind::Immediate);
     Statement s = m_connection.prepare("SELECT status FROM runs WHERE id = ?");
     s.bind(1, id);
@@ -222,10 +222,21 @@ void RunStore::deleteRun(int64_t id) {
     if (s.columnTextView(0) == "running" && RunLock::isHeld(m_connection.filename(), id))
         throw DbError("run " + std::to_string(id) + " is still being written; stop it first");
     s.reset();
-    // Candidates, requests, token events, series, selections and reports go by ON DELETE CASCADE.
+    // Read inside the write transaction: no selection can be saved between this and the delete.
+    std::vector<StoredSelection> selections = listSelections(id);
+    if (policy == SelectionsOfRun::Refuse && !selections.empty()) {
+        std::string what = "run " + std::to_string(id) + " is part of saved selection" +
+                           (selections.size() == 1 ? " " : "s ");
+        for (size_t i = 0; i < selections.size(); ++i)
+            what += (i == 0 ? "#" : ", #") + std::to_string(selections[i].id);
+        throw RunHasSelectionsError(what, std::move(selections));
+    }
+    // Candidates, requests, token events, series and reports go by ON DELETE CASCADE; selections
+    // that pooled the run by the trigger selections_follow_runs.
     Statement d = m_connection.prepare("DELETE FROM runs WHERE id = ?");
     d.bind(1, id).run();
     tx.commit();
+    return selections;
 }
 
 void RunStore::renameRun(int64_t id, const std::string& name) {

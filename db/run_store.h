@@ -91,6 +91,20 @@ struct RunDiff {
     nlohmann::ordered_json toJson() const;
 };
 
+// What deleteRun does with the saved selections that pooled the run.
+enum class SelectionsOfRun {
+    Delete, // delete them with the run (and their migration walk-through)
+    Refuse, // throw RunHasSelectionsError and delete nothing
+};
+
+// deleteRun(id, SelectionsOfRun::Refuse) on a run that saved selections cite: which ones.
+class RunHasSelectionsError : public DbError {
+public:
+    RunHasSelectionsError(const std::string& what, std::vector<StoredSelection> s)
+        : DbError(what), selections(std::move(s)) {}
+    std::vector<StoredSelection> selections; // newest first
+};
+
 // One connection to one store file. Not thread-safe: use a RunStore from one thread at a
 // time (the GUI's store thread). Readers never block the sink's writer (WAL), and each
 // call reads inside one transaction, so it sees one consistent snapshot.
@@ -107,8 +121,10 @@ public:
     StoredRun getRun(int64_t id, RunDetail detail = RunDetail::Full) const;
     bool hasRun(int64_t id) const;
 
-    // Refuses (DbError) to delete a run whose writer is still alive.
-    void deleteRun(int64_t id);
+    // Refuses (DbError) to delete a run whose writer is still alive. Saved selections that
+    // pooled the run go with it (Delete) or stop the deletion (Refuse: RunHasSelectionsError,
+    // nothing deleted). Returns the selections deleted, newest first; one transaction.
+    std::vector<StoredSelection> deleteRun(int64_t id, SelectionsOfRun selections = SelectionsOfRun::Delete);
     void renameRun(int64_t id, const std::string& name);
     void setTags(int64_t id, const std::vector<std::string>& tags);
 

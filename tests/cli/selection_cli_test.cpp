@@ -325,6 +325,42 @@ TEST_F(SelectCli, AFailedWriteIsAnErrorAndLeavesNoPartialFile) {
         EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
 }
 
+// `runs delete` refuses a run that saved selections pooled, naming them; --force deletes them too.
+TEST_F(SelectCli, RunsDeleteKeepsSavedSelectionsUnlessForced) {
+    const int64_t run = storeRun(Behaviour{}, Behaviour{});
+    const int64_t other = storeRun(Behaviour{}, Behaviour{});
+    const auto sel = selectJson({"--run", std::to_string(run), "--run", std::to_string(other), "--requirements",
+                                 resource("requirements/latency-fast.json"), "--save"});
+    const std::string selId = std::to_string(sel["selection_id"].get<int64_t>());
+    const auto refused = mb::test::runCli({"runs", "delete", std::to_string(other), "--db", m_db});
+    EXPECT_EQ(refused.exitCode, 2) << refused.err;
+    EXPECT_NE(refused.err.find("run " + std::to_string(other) + " is part of saved selection #" + selId + " ("),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("runs #" + std::to_string(run) + " #" + std::to_string(other) + ", saved "),
+              std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    {
+        auto store = mb::db::RunStore::open(m_db);
+        EXPECT_TRUE(store.hasRun(other));
+        EXPECT_EQ(store.listSelections().size(), 1u);
+    }
+    const auto forced = mb::test::runCli({"runs", "delete", std::to_string(other), "--force", "--db", m_db});
+    EXPECT_EQ(forced.exitCode, 0) << forced.err;
+    EXPECT_NE(forced.err.find("deleted run " + std::to_string(other) + " and saved selection #" + selId),
+              std::string::npos)
+        << forced.err;
+    auto store = mb::db::RunStore::open(m_db);
+    EXPECT_FALSE(store.hasRun(other));
+    EXPECT_TRUE(store.listSelections().empty());
+    // A run no selection uses goes without --force, as before.
+    const auto plain = mb::test::runCli({"runs", "delete", std::to_string(run), "--db", m_db});
+    EXPECT_EQ(plain.exitCode, 0) << plain.err;
+    EXPECT_EQ(plain.err, "runs: deleted run " + std::to_string(run) + "\n");
+}
+
 // The whole path on a real model: compare stores a run, select decides, report writes HTML.
 TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");

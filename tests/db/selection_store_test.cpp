@@ -91,6 +91,32 @@ TEST(SelectionStore, ASelectionGoesWithAnyOfItsRuns) {
     EXPECT_EQ(left.front().id, onlySecond);
 }
 
+// SelectionsOfRun::Refuse names the selections and deletes nothing; Delete returns what went.
+TEST(SelectionStore, DeletingARunCanRefuseWhileSelectionsCiteIt) {
+    TempDir dir;
+    const auto [path, run1, run2] = twoRuns(dir);
+    RunStore store = RunStore::open(path);
+    const int64_t pair = store.saveSelection(selectionOf({run1, run2}));
+    try {
+        store.deleteRun(run2, SelectionsOfRun::Refuse);
+        FAIL() << "deleted a run a saved selection cites";
+    } catch (const RunHasSelectionsError& e) {
+        ASSERT_EQ(e.selections.size(), 1u);
+        EXPECT_EQ(e.selections[0].id, pair);
+        EXPECT_EQ(std::string(e.what()), "run " + std::to_string(run2) + " is part of saved selection #" +
+                                             std::to_string(pair));
+    }
+    EXPECT_TRUE(store.hasRun(run2));
+    EXPECT_EQ(store.listSelections().size(), 1u);
+
+    const auto gone = store.deleteRun(run2, SelectionsOfRun::Delete);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_EQ(gone[0].id, pair);
+    EXPECT_TRUE(store.listSelections().empty());
+    EXPECT_TRUE(store.deleteRun(run1, SelectionsOfRun::Refuse).empty()); // none left to refuse for
+    EXPECT_FALSE(store.hasRun(run1));
+}
+
 TEST(SelectionStore, VersionOneSelectionsMigrate) {
     TempDir dir;
     const std::string path = dir / "v1.db";
