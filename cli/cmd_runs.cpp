@@ -269,7 +269,12 @@ void runDiff(const RunsArgs& a) {
     printMetricsTable(d, true);
 }
 
+bool blank(const std::string& s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
 void runRename(const RunsArgs& a) {
+    if (blank(a.name)) throw UsageError("a run name cannot be empty");
     openStore(a).renameRun(a.id, a.name);
 }
 
@@ -277,7 +282,7 @@ void runTag(const RunsArgs& a) {
     db::RunStore store = openStore(a);
     std::vector<std::string> tags = store.getRun(a.id, db::RunDetail::Summaries).info.tags;
     for (const auto& t : a.tags) {
-        if (t.empty()) throw UsageError("a tag cannot be empty");
+        if (blank(t)) throw UsageError("a tag cannot be empty");
         const auto it = std::find(tags.begin(), tags.end(), t);
         if (a.remove && it != tags.end()) tags.erase(it);
         if (!a.remove && it == tags.end()) tags.push_back(t);

@@ -151,6 +151,10 @@ TEST(CliRuns, CompareStoresThenEveryRunsCommand) {
 
     // rename, tag, delete
     EXPECT_EQ(run({"runs", "rename", "2", "copy", "--db", db}).exitCode, 0);
+    // A blank name is refused like a blank tag, and the name stays.
+    expectCleanError(run({"runs", "rename", "2", "", "--db", db}), "a run name cannot be empty");
+    expectCleanError(run({"runs", "rename", "2", " \t ", "--db", db}), "a run name cannot be empty");
+    expectCleanError(run({"runs", "tag", "2", "  ", "--db", db}), "a tag cannot be empty");
     EXPECT_EQ(run({"runs", "tag", "2", "imported", "--db", db}).out, "smoke cpu imported\n");
     const auto afterEdit = parse(run({"runs", "list", "--json", "--db", db}).out);
     EXPECT_EQ(afterEdit[0]["name"], "copy");
