@@ -6,6 +6,7 @@
 #endif
 #include "engine/devices.h"
 #include "engine/session.h"
+#include "lab/atomic_file.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
 #include "lab/remote_target.h"
@@ -426,10 +427,11 @@ void runCompare(const CompareArgs& a) {
         if (toStdout) {
             std::cout << text << std::flush;
         } else {
-            std::ofstream out(a.jsonOut);
-            if (!out) throw UsageError("cannot write " + a.jsonOut);
-            out << text;
-            if (!out) throw UsageError("cannot write " + a.jsonOut);
+            try {
+                lab::writeFileAtomically(a.jsonOut, text); // whole or not at all
+            } catch (const lab::AtomicFileError& e) {
+                throw UsageError(e.what());
+            }
             std::cerr << "compare: wrote " << a.jsonOut << '\n';
         }
     }

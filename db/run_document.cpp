@@ -49,6 +49,7 @@ Json requestToJson(const lab::RequestRecord& r) {
     j["first_token_ms"] = msOrNull(r.firstTokenMs);
     j["finished_ms"] = msOrNull(r.finishedMs);
     j["queue_ms"] = msOrNull(r.queueMs());
+    j["prefill_ms"] = msOrNull(r.prefillMs());
     j["ttft_ms"] = msOrNull(r.ttftMs());
     j["e2e_ms"] = msOrNull(r.e2eMs());
     j["tpot_ms"] = msOrNull(r.tpotMs());
@@ -370,7 +371,7 @@ std::string profileNameOf(const std::string& profileJson) {
 void writeRunCsv(const StoredRun& run, std::ostream& out) {
     out << "run_id,candidate,profile,index,status,error,prompt_tokens,cached_tokens,truncated_"
            "tokens,output_tokens,"
-           "submitted_ms,scheduled_ms,first_token_ms,finished_ms,queue_ms,ttft_ms,e2e_ms,tpot_ms,"
+           "submitted_ms,scheduled_ms,first_token_ms,finished_ms,queue_ms,prefill_ms,ttft_ms,e2e_ms,tpot_ms,"
            "kv_bytes_peak\n";
     for (const StoredCandidate& c : run.candidates) {
         const std::string label = csvCell(c.info.label);
@@ -381,7 +382,7 @@ void writeRunCsv(const StoredRun& run, std::ostream& out) {
                 << r.promptTokens << ',' << r.cachedTokens << ',' << r.truncatedTokens << ','
                 << r.outputTokens << ',' << orEmpty(r.submittedMs) << ',' << orEmpty(r.scheduledMs)
                 << ',' << orEmpty(r.firstTokenMs) << ',' << orEmpty(r.finishedMs) << ','
-                << orEmpty(r.queueMs()) << ',' << orEmpty(r.ttftMs()) << ',' << orEmpty(r.e2eMs())
+                << orEmpty(r.queueMs()) << ',' << orEmpty(r.prefillMs()) << ',' << orEmpty(r.ttftMs()) << ',' << orEmpty(r.e2eMs())
                 << ',' << orEmpty(r.tpotMs()) << ',' << r.kvBytesPeak << '\n';
         }
     }

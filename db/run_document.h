@@ -20,7 +20,7 @@ inline constexpr int kRunDocumentVersion = 1;
 //                  profile, summary, series: {metric: [[second, value], ...]},
 //                  requests: [{index, status, error, prompt_tokens, cached_tokens,
 //                              truncated_tokens, output_tokens, submitted_ms, scheduled_ms,
-//                              first_token_ms, finished_ms, queue_ms, ttft_ms, e2e_ms, tpot_ms,
+//                              first_token_ms, finished_ms, queue_ms, prefill_ms, ttft_ms, e2e_ms, tpot_ms,
 //                              kv_bytes_peak, tokens, text, token_times_ms}]}]}
 // Stored JSON texts (workload, config, environment, shape, profile, summaries) appear
 // parsed; a text that is not JSON appears as a string. Times never reached are null.

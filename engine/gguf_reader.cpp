@@ -1,5 +1,6 @@
 // GgufFile: maps a GGUF file read-only and parses it with every read bounds-checked.
 #include "engine/gguf.h"
+#include "engine/quote.h"
 
 #include <algorithm>
 #include <bit>
@@ -34,7 +35,7 @@ template <typename... Parts> std::string msg(const Parts&... parts) {
 }
 
 std::string inQuotes(std::string_view s) {
-    return msg('\'', s, '\'');
+    return quoteName(s);
 }
 
 std::string shapeString(const std::vector<uint64_t>& shape) {

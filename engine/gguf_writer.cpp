@@ -1,5 +1,6 @@
 // GgufWriter: builds the header in memory, then streams each tensor's bytes to a temp file.
 #include "engine/gguf.h"
+#include "engine/quote.h"
 
 #include <algorithm>
 #include <bit>
@@ -26,7 +27,7 @@ template <typename... Parts> std::string msg(const Parts&... parts) {
 }
 
 std::string inQuotes(std::string_view s) {
-    return msg('\'', s, '\'');
+    return quoteName(s);
 }
 
 // Little-endian header bytes; counts and lengths are u32 in version 1, u64 after.

@@ -1,5 +1,6 @@
 // Loading a LLaMA model from GGUF and checking every tensor against the config.
 #include "engine/llama_model.h"
+#include "engine/quote.h"
 
 #include "engine/model_panels.h"
 
@@ -137,7 +138,7 @@ uint64_t LlamaModel::weightBytes() const {
 
 WeightMatrix LlamaModel::matrix(const std::string& name, int64_t rows, int64_t cols) const {
     const GgufTensorInfo* t = m_file.findTensor(name);
-    if (!t) throw ModelError("missing tensor '" + name + "'");
+    if (!t) throw ModelError("missing tensor " + quoteName(name));
     if (t->shape.size() != 2 || t->shape[0] != static_cast<uint64_t>(cols) ||
         t->shape[1] != static_cast<uint64_t>(rows))
         throw ModelError("tensor '" + name + "' should have shape [" + std::to_string(cols) + ", " +
@@ -147,7 +148,7 @@ WeightMatrix LlamaModel::matrix(const std::string& name, int64_t rows, int64_t c
 
 std::vector<float> LlamaModel::vector(const std::string& name, int64_t n) const {
     const GgufTensorInfo* t = m_file.findTensor(name);
-    if (!t) throw ModelError("missing tensor '" + name + "'");
+    if (!t) throw ModelError("missing tensor " + quoteName(name));
     if (t->elements() != static_cast<uint64_t>(n) || t->rowLength() != static_cast<uint64_t>(n))
         throw ModelError("tensor '" + name + "' should have " + std::to_string(n) + " elements");
     std::vector<float> out(static_cast<size_t>(n));

@@ -1,5 +1,6 @@
 // Reading and validating llama.* hyper-parameters.
 #include "engine/model_config.h"
+#include "engine/quote.h"
 
 #include "engine/gguf.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 int64_t positiveInt(const GgufFile& f, const std::string& key, int64_t limit) {
     const GgufValue* v = f.find(key);
-    if (!v) throw ModelError("missing metadata key '" + key + "'");
+    if (!v) throw ModelError("missing metadata key " + quoteName(key));
     if (!v->isInteger()) throw ModelError("metadata key '" + key + "' is not an integer");
     const int64_t x = v->asInt();
     if (x <= 0 || x > limit)

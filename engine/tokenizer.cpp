@@ -1,5 +1,6 @@
 // Tokenizer construction and the model-independent parts: decoding and streaming text out.
 #include "engine/tokenizer.h"
+#include "engine/quote.h"
 
 #include "engine/gguf.h"
 #include "engine/tokenizer_bpe.h"
@@ -58,7 +59,7 @@ std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
     case TokenizerModel::Bpe:
         if (std::find(kGpt2Pretokenizers.begin(), kGpt2Pretokenizers.end(), vocab.pre) ==
             kGpt2Pretokenizers.end())
-            throw GgufError("unsupported BPE pre-tokenizer '" + vocab.pre + "'");
+            throw GgufError("unsupported BPE pre-tokenizer " + quoteName(vocab.pre));
         return std::make_unique<BpeTokenizer>(std::move(vocab));
     }
     throw GgufError("unknown tokenizer model");

@@ -1,5 +1,6 @@
 // Reading a model's vocabulary from GGUF metadata (tokenizer.ggml.*) into a Vocab.
 #include "engine/vocab.h"
+#include "engine/quote.h"
 
 #include "engine/gguf.h"
 
@@ -20,7 +21,7 @@ constexpr std::string_view kAddBosKey = "tokenizer.ggml.add_bos_token";
 constexpr std::string_view kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
 
 std::string quoted(std::string_view key) {
-    return "'" + std::string(key) + "'";
+    return quoteName(key);
 }
 
 const GgufValue::Array& arrayOf(const GgufValue& value, std::string_view key) {

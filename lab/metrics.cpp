@@ -323,6 +323,11 @@ nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes) {
     j["cached_tokens"] = r.cachedTokens;
     j["truncated_tokens"] = r.truncatedTokens;
     j["output_tokens"] = r.outputTokens;
+    // The request's own times (ms since the run started), so token_times_ms can be tied to it.
+    j["submitted_ms"] = msOrNull(r.submittedMs);
+    j["scheduled_ms"] = msOrNull(r.scheduledMs);
+    j["first_token_ms"] = msOrNull(r.firstTokenMs);
+    j["finished_ms"] = msOrNull(r.finishedMs);
     j["queue_ms"] = msOrNull(r.queueMs());
     j["prefill_ms"] = msOrNull(r.prefillMs());
     j["ttft_ms"] = msOrNull(r.ttftMs());

@@ -250,7 +250,7 @@ TEST(RunStore, CsvHasOneRowPerRequestAndQuotes) {
     EXPECT_EQ(header.rfind("run_id,candidate,profile,index,status,error,prompt_tokens", 0), 0u)
         << header;
     for (const char* col :
-         {"queue_ms", "ttft_ms", "e2e_ms", "tpot_ms", "kv_bytes_peak", "cached_tokens"})
+         {"queue_ms", "prefill_ms", "ttft_ms", "e2e_ms", "tpot_ms", "kv_bytes_peak", "cached_tokens"})
         EXPECT_NE(header.find(col), std::string::npos) << col;
     std::vector<std::string> rows;
     while (std::getline(in, line)) rows.push_back(line);

@@ -1,5 +1,6 @@
 // GGUF writer -> reader round trips, value accessors and the real files in ../shared/data.
 #include "engine/gguf.h"
+#include "engine/quote.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -400,3 +401,12 @@ TEST(GgufRealFiles, CopyThroughWriterIsIdentical) {
 
 } // namespace
 } // namespace mb::engine
+
+TEST(QuoteName, ControlBytesAreEscapedAndLongNamesCut) {
+    using namespace std::string_literals;
+    EXPECT_EQ(mb::engine::quoteName("blk.0.attn_q.weight"), "'blk.0.attn_q.weight'");
+    EXPECT_EQ(mb::engine::quoteName("gpt2\0x"s), "'gpt2\\x00x'"); // a NUL no longer ends the message
+    EXPECT_EQ(mb::engine::quoteName("a\nb\x7f"), "'a\\x0ab\\x7f'");
+    EXPECT_EQ(mb::engine::quoteName("\xe2\x96\x81word"), "'\xe2\x96\x81word'"); // UTF-8 as it is
+    EXPECT_EQ(mb::engine::quoteName(std::string(300, 'n'), 4), "'nnnn...'");
+}
