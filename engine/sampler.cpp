@@ -9,7 +9,7 @@
 namespace mb::engine {
 
 std::string SamplerParams::validate() const {
-    if (!(temperature >= 0.0f) || !std::isfinite(temperature)) return "temperature must be >= 0";
+    if (!(temperature >= 0.0f) || !std::isfinite(temperature)) return "temperature must be a finite number >= 0";
     if (topK < 0) return "top-k must be >= 0";
     if (!(topP > 0.0f && topP <= 1.0f)) return "top-p must be in (0, 1]";
     if (!(minP >= 0.0f && minP <= 1.0f)) return "min-p must be in [0, 1]";

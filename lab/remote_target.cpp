@@ -8,7 +8,10 @@
 #endif
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -19,6 +22,7 @@ namespace {
 using Json = nlohmann::json;
 
 #ifdef MODEBENCH_HAVE_HTTP // the helpers of run(), which a build without HTTP does not have
+constexpr size_t kMaxEventBytes = size_t{16} << 20; // one SSE event; a token chunk is bytes
 int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -40,6 +44,28 @@ std::string errorMessage(const std::string& body) {
     for (char& c : s)
         if (c == '\n' || c == '\r') c = ' ';
     return s;
+}
+
+// A token count from a usage object: a non-negative integer, else `fallback`. Proxies send
+// null, strings or floats where a count belongs; none of them may end the run.
+int64_t countOr(const Json& object, const char* key, int64_t fallback) {
+    if (!object.is_object() || !object.contains(key)) return fallback;
+    const Json& v = object[key];
+    if (v.is_number_unsigned()) return static_cast<int64_t>(std::min<uint64_t>(v.get<uint64_t>(), INT64_MAX));
+    if (v.is_number_integer()) return std::max<int64_t>(0, v.get<int64_t>());
+    if (v.is_number_float() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 && v.get<double>() < 9e18)
+        return static_cast<int64_t>(v.get<double>());
+    return fallback;
+}
+
+std::string secondsText(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", s);
+    return text;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 void setTimeout(httplib::Client& c, double seconds, bool read) {
@@ -234,9 +260,12 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
     if (!m_apiKey.empty()) req.set_header("Authorization", "Bearer " + m_apiKey);
     req.body = body.dump();
     int status = 0;
+    bool eventStream = true; // false: a 200 whose Content-Type is not text/event-stream
     std::string errorBody;
     SseParser parser;
-    auto onData = [&](const std::string& data) {
+    const auto started = std::chrono::steady_clock::now();
+    auto lastByte = started, lastEvent = started; // keep-alive comments move lastByte only
+    auto onEvent = [&](const std::string& data) {
         if (data == "[DONE]") {
             sawDone = true;
             return;
@@ -273,16 +302,28 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
         if (j.contains("usage") && j["usage"].is_object()) {
             const Json& u = j["usage"];
             usage = true;
-            fin.promptTokens = u.value("prompt_tokens", fin.promptTokens);
-            fin.outputTokens = u.value("completion_tokens", int64_t{0});
-            if (u.contains("prompt_tokens_details") && u["prompt_tokens_details"].is_object())
-                fin.cachedTokens = u["prompt_tokens_details"].value("cached_tokens", int64_t{0});
+            fin.promptTokens = countOr(u, "prompt_tokens", fin.promptTokens);
+            fin.outputTokens = countOr(u, "completion_tokens", 0);
+            if (u.contains("prompt_tokens_details"))
+                fin.cachedTokens = countOr(u["prompt_tokens_details"], "cached_tokens", 0);
         }
-        if (j.contains("timings") && j["timings"].is_object() && fin.cachedTokens == 0) // llama.cpp's server
-            fin.cachedTokens = j["timings"].value("cache_n", int64_t{0});
+        if (j.contains("timings") && fin.cachedTokens == 0) // llama.cpp's server
+            fin.cachedTokens = countOr(j["timings"], "cache_n", 0);
+    };
+    auto onData = [&](const std::string& data) {
+        lastEvent = std::chrono::steady_clock::now();
+        try {
+            onEvent(data);
+        } catch (const std::exception& e) { // a field of an unexpected type, say
+            streamError = std::string("the server sent an event this client cannot read (") + e.what() +
+                          "): " + data.substr(0, 120);
+        }
     };
     req.response_handler = [&](const httplib::Response& r) {
         status = r.status;
+        lastByte = lastEvent = std::chrono::steady_clock::now();
+        eventStream = r.get_header_value("Content-Type").rfind("text/event-stream", 0) == 0;
+        if (status == 200 && !eventStream) return true; // read the body to say what it was
         if (status == 200) {
             engine::RequestEvent e;
             e.id = call->id;
@@ -294,11 +335,21 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
     };
     req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
         if (call->cancelled.load()) return false;
-        if (status != 200) {
+        lastByte = std::chrono::steady_clock::now();
+        if (status != 200 || !eventStream) {
             errorBody.append(data, len);
             return errorBody.size() < 65536;
         }
         for (const auto& event : parser.feed(std::string_view(data, len))) onData(event);
+        if (parser.buffered() > kMaxEventBytes)
+            streamError = "the server sent an event longer than " + std::to_string(kMaxEventBytes >> 20) + " MiB";
+        // Keep-alive comments reset the socket's read timeout but are no progress.
+        else if (secondsSince(lastEvent) > m_spec.readTimeoutS)
+            streamError = "no event from " + m_spec.url() + " for " + secondsText(m_spec.readTimeoutS) +
+                          " (only keep-alive comments): timed out";
+        else if (m_spec.requestTimeoutS > 0 && secondsSince(started) > m_spec.requestTimeoutS)
+            streamError = "the request to " + m_spec.url() + " ran past its " +
+                          secondsText(m_spec.requestTimeoutS) + " limit: timed out";
         return streamError.empty() && !call->cancelled.load();
     };
     if (call->cancelled.load()) {
@@ -311,9 +362,18 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
         } else if (!streamError.empty()) {
             fin.status = engine::FinishStatus::Error;
             fin.error = streamError;
+        } else if (!result && secondsSince(lastByte) >= 0.95 * m_spec.readTimeoutS) {
+            fin.status = engine::FinishStatus::Error; // httplib says "Read" for a timeout too
+            fin.error = (status == 0 ? "no response from " : "the stream from ") + m_spec.url() + " went silent for " +
+                        secondsText(m_spec.readTimeoutS) + ": timed out";
         } else if (!result && status == 0) {
             fin.status = engine::FinishStatus::Error;
             fin.error = "cannot reach " + m_spec.url() + ": " + httplib::to_string(result.error());
+        } else if (status == 200 && !eventStream) {
+            fin.status = engine::FinishStatus::Error;
+            fin.error = "the server at " + m_spec.url() +
+                        " answered without an event stream (does it support \"stream\": true?): " +
+                        errorMessage(errorBody);
         } else if (status != 200) {
             fin.status = engine::FinishStatus::Error;
             fin.error = "HTTP " + std::to_string(status) + " from " + m_spec.url() + ": " + errorMessage(errorBody);
@@ -332,6 +392,11 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
         call->client = nullptr;
     }
     if (!usage) fin.outputTokens = chunks;
+    // What the server says it read: fewer prompt ids than were sent means it cut the prompt
+    // (a fast-mode cap, say); cached tokens cannot exceed the prompt.
+    const auto sent = static_cast<int64_t>(call->request.prompt.size());
+    if (usage && !m_spec.textPrompts && fin.promptTokens < sent) fin.truncatedTokens = sent - fin.promptTokens;
+    fin.cachedTokens = std::clamp<int64_t>(fin.cachedTokens, 0, fin.promptTokens);
     fin.stop = fin.outputTokens >= call->request.maxTokens ? engine::StopReason::Length : engine::StopReason::Eos;
     fin.text = std::move(text);
     fin.timeNs = nowNs();

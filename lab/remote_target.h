@@ -28,7 +28,8 @@ struct RemoteSpec {
     bool textPrompts = false; // ?prompt=text
     std::string apiKeyEnv; // e.g. "OPENAI_API_KEY"; empty: no Authorization header
     double connectTimeoutS = 5;
-    double readTimeoutS = 300; // longest silence between two chunks
+    double readTimeoutS = 300;     // longest silence: no byte, or no event (keep-alive comments aside)
+    double requestTimeoutS = 3600; // longest whole request; 0: none
 
     // Throws std::invalid_argument with the reason for a malformed URL.
     static RemoteSpec parse(const std::string& text);
@@ -42,8 +43,12 @@ struct RemoteSpec {
 // streamed), one Finished. Token counts come from `usage` (include_usage is requested);
 // cached prompt tokens from usage.prompt_tokens_details.cached_tokens or llama.cpp's
 // timings.cache_n. Errors (connection refused, timeouts, HTTP errors with their JSON
-// message, an error object inside the stream, a stream that ends without [DONE]) finish
-// the request with status Error and a one-line message. cancel() aborts the connection.
+// message, an error object inside the stream, a stream that ends without [DONE], an event
+// of unexpected shape, a 200 that is not an event stream, an event over kMaxEventBytes)
+// finish the request with status Error and a one-line message; usage counts of the wrong
+// type fall back instead. A server reporting fewer prompt tokens than the ids sent has cut
+// the prompt: the difference is the request's truncated tokens. cancel() aborts the
+// connection.
 // stats(): the prefix counters summed from usage (queries = prompt tokens, hits = cached
 // tokens of finished requests), running = requests in flight; KV bytes are unknown (0).
 class RemoteTarget final : public Target {

@@ -20,6 +20,8 @@ public:
     // An event left open at the end of the stream (no blank line after it), if any; the
     // parser is reset. Some servers omit the final blank line.
     std::vector<std::string> finish();
+    // Bytes held for the event and line not yet complete (a caller bounds them).
+    size_t buffered() const { return m_line.size() + m_data.size(); }
 
 private:
     void line(std::string_view l, std::vector<std::string>& out);

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -29,6 +31,20 @@ int64_t nowNs() {
 }
 
 // A client error: HTTP status, OpenAI error type, message.
+// Request bodies above this are refused with 413 (a 131,072-token prompt is well under 1 MiB).
+constexpr size_t kMaxBodyBytes = size_t{16} << 20;
+
+// "Bearer KEY", the scheme in any case (RFC 7235), one or more spaces before the key.
+bool bearerMatches(const std::string& header, const std::string& key) {
+    if (header.size() < 7) return false;
+    for (size_t i = 0; i < 6; ++i)
+        if (std::tolower(static_cast<unsigned char>(header[i])) != "bearer"[i]) return false;
+    size_t at = 6;
+    if (header[at] != ' ') return false;
+    while (at < header.size() && header[at] == ' ') ++at;
+    return header.compare(at, std::string::npos, key) == 0;
+}
+
 struct ApiError {
     int status;
     std::string type;
@@ -125,6 +141,12 @@ struct OpenAiServer::Impl {
                 throw ApiError{404, "not_found_error",
                                "model '" + body["model"].get<std::string>() + "' is not served here (this server has '" +
                                    options.modelName + "')"};
+            // OpenAI clients send null for "not set": treat it as absent. Counts must be integers.
+            for (auto it = body.begin(); it != body.end();)
+                it = it.value().is_null() ? body.erase(it) : std::next(it);
+            for (const char* key : {"n", "max_tokens", "max_completion_tokens", "top_k", "seed"})
+                if (body.contains(key) && !body[key].is_number_integer())
+                    throw bad(std::string(key) + ": must be an integer");
             if (body.value("n", 1) != 1) throw bad("n: only 1 choice per request is supported");
             if (body.contains("stop") && !body["stop"].is_null() && !(body["stop"].is_array() && body["stop"].empty()))
                 throw bad("stop: stop sequences are not supported; the request ends at EOS or max_tokens");
@@ -156,7 +178,12 @@ struct OpenAiServer::Impl {
                 } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
                     p.inference.prompt = tok.encode(prompt[0].get<std::string>(), tok.vocab().addBos);
                 } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
-                    p.inference.prompt = prompt.get<std::vector<int32_t>>();
+                    p.inference.prompt.reserve(prompt.size());
+                    for (const Json& id : prompt) { // range-checked: a wrapped id would be another token
+                        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+                            throw bad("prompt: token id " + id.dump() + " is not a token id");
+                        p.inference.prompt.push_back(static_cast<int32_t>(id.get<int64_t>()));
+                    }
                 } else {
                     throw bad("prompt: a string, a one-string array or an array of token ids");
                 }
@@ -338,7 +365,7 @@ struct OpenAiServer::Impl {
         http.new_task_queue = [n = options.httpThreads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
         http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
             if (options.apiKey.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
-            if (req.get_header_value("Authorization") == "Bearer " + options.apiKey)
+            if (bearerMatches(req.get_header_value("Authorization"), options.apiKey))
                 return httplib::Server::HandlerResponse::Unhandled;
             metrics.requestFailed();
             sendError(res, {401, "authentication_error", "missing or wrong API key (Authorization: Bearer KEY)"});
@@ -360,8 +387,15 @@ struct OpenAiServer::Impl {
         http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
             r.set_content(metrics.render(session.stats(), options.modelName), "text/plain; version=0.0.4");
         });
+        // A body past the limit is refused before it is read whole (and before a prompt is
+        // tokenized): 413 with the limit named.
+        http.set_payload_max_length(kMaxBodyBytes);
         http.set_error_handler([](const httplib::Request&, httplib::Response& r) {
-            if (r.body.empty())
+            if (!r.body.empty()) return;
+            if (r.status == 413)
+                sendError(r, {413, "invalid_request_error",
+                              "the request body is larger than " + std::to_string(kMaxBodyBytes >> 20) + " MiB"});
+            else
                 sendError(r, {r.status, r.status == 404 ? "not_found_error" : "invalid_request_error",
                               "HTTP " + std::to_string(r.status)});
         });
