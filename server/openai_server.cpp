@@ -319,7 +319,18 @@ struct OpenAiServer::Impl {
                         out.done();
                         return true;
                     }
-                    return !stopping.load() && out.is_writable();
+                    if (stopping.load()) { // end the stream with a reason rather than cut it
+                        lock.unlock();
+                        session.cancel(ex->id);
+                        const std::string bye = "data: " +
+                                                dump({{"error", {{"message", "the server is shutting down"},
+                                                                 {"type", "server_error"}}}}) +
+                                                "\n\ndata: [DONE]\n\n";
+                        out.write(bye.data(), bye.size());
+                        out.done();
+                        return true;
+                    }
+                    return out.is_writable();
                 },
                 [this, ex](bool success) {
                     bool done;
