@@ -40,10 +40,8 @@ public:
     // Migration node A: the token length of every prompt of a prompt file (JSONL or text),
     // with `modelPath`'s tokenizer.
     virtual void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) = 0;
-    // Migration node D: a session of `modelPath` under the profile (JSON text or name) with
-    // the prompts of `primeFile` (may be empty) primed, and a reload tried meanwhile.
-    virtual void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
-                           int threads) = 0;
+    // Migration node D (WarmupJob says what is primed); a reload is tried meanwhile.
+    virtual void runWarmup(const WarmupJob& job) = 0;
     // Precision A/B of two models (or two precisions of one); progress counts prompts.
     virtual void comparePrecision(const PrecisionJob& job, CancelFlag cancel) = 0;
 

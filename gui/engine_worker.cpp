@@ -11,6 +11,7 @@
 #include "gui/event_coalescer.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
+#include "lab/migration.h"
 #include "lab/migration_warmup.h"
 #include "lab/remote_target.h"
 
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace mb::gui {
 
@@ -232,27 +234,38 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
 void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cancel) {
     emit jobStarted(job.jobId);
     try {
-        if (const std::string why = job.workload.validate(); !why.empty()) throw std::runtime_error("workload: " + why);
+        if (!job.replayOf)
+            if (const std::string why = job.workload.validate(); !why.empty()) throw std::runtime_error("workload: " + why);
         std::vector<lab::Candidate> candidates{toCandidate(job.a)};
         if (!job.onlyA) {
             candidates.push_back(toCandidate(job.b));
             requireSameVocab(candidates[0], candidates[1]);
         }
         const auto tokenizer = tokenizerOf(candidates[0].modelPath);
-        const auto requests = lab::buildWorkload(job.workload, lab::tokenSpaceFor(*tokenizer));
+        // A replay: the stored run's own prompts (its prompt file, or its synthetic spec
+        // rebuilt), arrivals and primers, as `modebench-cli migrate` replays them.
+        std::optional<lab::RunReplay> replay;
+        if (job.replayOf)
+            replay = lab::replayRun(
+                *job.replayOf, job.replayPromptFile.toStdString(),
+                [&](const std::string& t) { return tokenizer->encode(t, tokenizer->vocab().addBos); },
+                lab::tokenSpaceFor(*tokenizer));
+        const lab::WorkloadSpec& spec = replay ? replay->spec : job.workload;
+        const auto requests = replay ? replay->requests : lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
 
         const qint64 id = job.jobId;
         EventCoalescer coalescer([this, id](CoalescedBatch&& b) {
             if (!b.data.empty()) emit dataReceived(id, b.data);
         });
         lab::ComparisonOptions opts;
-        opts.run.arrival = job.workload.arrival;
+        opts.run.arrival = spec.arrival;
         opts.run.sampling = job.a.sampling;
         opts.run.cancel = cancel.get();
         opts.run.sampleIntervalMs = 50;
         opts.slo = job.slo;
-        if (job.workload.sharedPrefix.groups > 0 && job.primePrefixes)
-            opts.primers = lab::prefixPrimers(requests, job.workload.sharedPrefix.prefixTokens);
+        if (replay) opts.primers = replay->primers;
+        else if (spec.sharedPrefix.groups > 0 && job.primePrefixes)
+            opts.primers = lab::prefixPrimers(requests, spec.sharedPrefix.prefixTokens);
         // Progress comes after every submit: at most 20 updates a second reach the UI.
         auto lastProgress = std::chrono::steady_clock::time_point{};
         opts.onProgress = [this, id, &lastProgress](const std::string& label, const lab::RunProgress& p) {
@@ -279,11 +292,16 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
                                                                     QString::fromStdString(candidates[1].profile.name))
                                    : QString::fromStdString(candidates[0].profile.name);
             const QString name =
-                job.runName.isEmpty() ? QStringLiteral("%1, %2").arg(vs, QString::fromStdString(job.workload.name))
-                                      : job.runName;
-            opts.runInfo = runInfoFor(name, {}, job.workload, candidates,
-                                      {{"primers", opts.primers.size()},
-                                       {"slo", {{"ttft_ms", job.slo.ttftMs}, {"e2e_ms", job.slo.e2eMs}}}});
+                job.runName.isEmpty() ? QStringLiteral("%1, %2").arg(vs, QString::fromStdString(spec.name)) : job.runName;
+            nlohmann::ordered_json config{{"primers", opts.primers.size()},
+                                          {"slo", {{"ttft_ms", job.slo.ttftMs}, {"e2e_ms", job.slo.e2eMs}}}};
+            std::vector<std::string> tags;
+            if (replay) {
+                config["prompts"] = replay->promptFile;
+                config["replays_run"] = job.replayOf->id;
+                tags.push_back("migration");
+            }
+            opts.runInfo = runInfoFor(name, tags, spec, candidates, std::move(config));
         }
         emit jobFinished(id, runAndStore(candidates, requests, opts, coalescer, sink, saveError));
     } catch (const std::exception& e) {
@@ -305,23 +323,34 @@ void EngineWorker::scanPrompts(qint64 jobId, const QString& promptFile, const QS
     }
 }
 
-void EngineWorker::runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
-                             int threads) {
-    emit jobStarted(jobId);
+void EngineWorker::runWarmup(const WarmupJob& job) {
+    emit jobStarted(job.jobId);
     try {
-        const engine::Profile p = profile.trimmed().startsWith(QLatin1Char('{'))
-                                      ? engine::Profile::fromJson(profile.toStdString())
-                                      : engine::Profile::load(profile.toStdString());
+        const engine::Profile p = job.profile.trimmed().startsWith(QLatin1Char('{'))
+                                      ? engine::Profile::fromJson(job.profile.toStdString())
+                                      : engine::Profile::load(job.profile.toStdString());
+        // The prompt corpus, else the run's own prompts: its prefix primers (one per
+        // shared-prefix group) when it had them, else every measured prompt (as the CLI).
         std::vector<std::vector<int32_t>> prompts;
-        if (!primeFile.isEmpty()) {
-            const auto tok = tokenizerOf(modelPath.toStdString());
-            for (auto& r : lab::loadPromptFile(
-                     primeFile.toStdString(), [&](const std::string& t) { return tok->encode(t, tok->vocab().addBos); }, 1))
-                prompts.push_back(std::move(r.prompt));
+        if (!job.primeFile.isEmpty() || job.run) {
+            const auto tok = tokenizerOf(job.modelPath.toStdString());
+            auto tokenize = [&](const std::string& t) { return tok->encode(t, tok->vocab().addBos); };
+            if (!job.primeFile.isEmpty()) {
+                for (auto& r : lab::loadPromptFile(job.primeFile.toStdString(), tokenize, 1))
+                    prompts.push_back(std::move(r.prompt));
+            } else {
+                const lab::RunReplay r = lab::replayRun(*job.run, {}, tokenize, lab::tokenSpaceFor(*tok));
+                if (!r.primers.empty())
+                    for (const auto& q : r.primers) prompts.push_back(q.prompt);
+                else
+                    for (const auto& q : r.requests)
+                        if (!q.warmup) prompts.push_back(q.prompt);
+            }
         }
-        emit warmupFinished(jobId, lab::runWarmup(modelPath.toStdString(), p, std::move(prompts), {.threads = threads}));
+        emit warmupFinished(job.jobId,
+                            lab::runWarmup(job.modelPath.toStdString(), p, std::move(prompts), {.threads = job.threads}));
     } catch (const std::exception& e) {
-        emit jobFailed(jobId, QString::fromUtf8(e.what()));
+        emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
     }
 }
 

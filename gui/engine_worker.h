@@ -26,8 +26,7 @@ public:
     void quantizeModel(qint64 jobId, const QString& inPath, const QString& target, const QString& outPath,
                        const CancelFlag& cancel);
     void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath);
-    void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
-                   int threads);
+    void runWarmup(const WarmupJob& job);
     void comparePrecision(const PrecisionJob& job, const CancelFlag& cancel);
 
 signals:

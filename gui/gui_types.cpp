@@ -8,6 +8,7 @@ namespace mb::gui {
 void registerGuiTypes() {
     qRegisterMetaType<PlaygroundJob>();
     qRegisterMetaType<BenchmarkJob>();
+    qRegisterMetaType<WarmupJob>();
     qRegisterMetaType<RequestOutcome>();
     qRegisterMetaType<LiveBatch>();
     qRegisterMetaType<JobOutcome>();

@@ -4,6 +4,7 @@
 #include "engine/sampler.h"
 #include "lab/metrics.h"
 #include "lab/request_record.h"
+#include "lab/stored_run.h"
 #include "lab/workload.h"
 
 #include <QMetaType>
@@ -11,6 +12,7 @@
 #include <QVector>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,22 @@ struct BenchmarkJob {
     lab::Slo slo;
     QString runName;
     QString dbPath; // empty: not saved
+    // Set (the migration's monitoring pass): `workload` is ignored and the stored run's own
+    // requests and primers are replayed (lab::replayRun on the engine thread, with A's
+    // tokenizer); `replayPromptFile` stands in when the run's prompt file cannot be read.
+    // The stored run says so: config {prompts, primers, replays_run}, tagged "migration".
+    std::shared_ptr<const lab::StoredRun> replayOf; // immutable, shared across threads
+    QString replayPromptFile;
+};
+
+// Migration node D: warm a session of `modelPath` under `profile` (JSON text or name) up,
+// priming the prompts of `primeFile`, else the prefixes (or the prompts) of `run` replayed,
+// else nothing; a model update is tried meanwhile.
+struct WarmupJob {
+    qint64 jobId = 0;
+    QString modelPath, profile, primeFile;
+    std::shared_ptr<const lab::StoredRun> run; // may be null
+    int threads = 1;
 };
 
 // Tokens of one candidate, coalesced (about every 16 ms).
@@ -121,6 +139,7 @@ void registerGuiTypes();
 
 Q_DECLARE_METATYPE(mb::gui::PlaygroundJob)
 Q_DECLARE_METATYPE(mb::gui::BenchmarkJob)
+Q_DECLARE_METATYPE(mb::gui::WarmupJob)
 Q_DECLARE_METATYPE(mb::gui::RequestOutcome)
 Q_DECLARE_METATYPE(mb::gui::LiveBatch)
 Q_DECLARE_METATYPE(mb::gui::JobOutcome)

@@ -8,7 +8,6 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -21,7 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace mb::gui {
 
@@ -102,19 +103,11 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
     connect(m_action, &QPushButton::clicked, this, [this] { runStep(); });
     connect(m_apply, &QPushButton::clicked, this, [this] {
         if (!m_state || m_state->node != N::I) return;
-        lab::applyBatching(*m_state);
-        save();
-        refresh();
+        transition([this] { lab::applyBatching(*m_state); });
     });
     connect(m_rollback, &QPushButton::clicked, this, [this] {
         if (!m_state) return;
-        try {
-            lab::rollBack(*m_state, "rolled back by the user");
-        } catch (const std::exception& e) {
-            return fail(QString::fromUtf8(e.what()));
-        }
-        save();
-        refresh();
+        transition([this] { lab::rollBack(*m_state, "rolled back by the user"); });
     });
     auto checklistEdited = [this] {
         if (!m_state) return;
@@ -130,26 +123,98 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
 
     connect(m_store, &StoreClient::runLoaded, this, [this](qint64 id, const db::StoredRun& run) {
         if (id != m_loadRequest) return;
-        m_run = run;
-        // The fast candidate: its model, profile and the run's workload drive D and F.
+        m_loadRequest = 0;
+        m_run = std::make_shared<const lab::StoredRun>(run);
+        // The fast candidate: its model and profile; the run itself is replayed in D and F.
         for (const auto& c : run.candidates)
             if (lab::modeOfProfile(c.info.profileJson) == lab::Mode::Fast) {
                 m_modelPath = QString::fromStdString(c.info.modelPath);
                 m_fastProfileJson = QString::fromStdString(c.info.profileJson);
             }
+        m_status->setText(m_abandoned ? tr("The step that was running was abandoned; the walk-through starts again at A.")
+                                      : QString());
         try {
-            m_workload = lab::parseWorkloadSpec(nlohmann::json::parse(run.info.workloadJson));
-        } catch (const std::exception&) {
-            m_workload = *lab::builtinWorkload("shared-prefix");
+            m_state = lab::startMigration(m_result, m_requirements, m_fastProfileJson.toStdString());
+        } catch (const std::exception& e) {
+            return fail(QString::fromUtf8(e.what()));
         }
-        m_state = lab::startMigration(m_result, m_requirements, m_fastProfileJson.toStdString());
         save();
         refresh();
     });
+    connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
+        if (id == m_loadRequest) {
+            m_loadRequest = 0;
+            fail(tr("cannot load run %1: %2").arg(m_runId).arg(message));
+        } else if (std::erase(m_saves, id)) {
+            fail(tr("the walk-through was not saved with selection %1: %2").arg(m_selectionId).arg(message));
+        }
+    });
+    connect(m_store, &StoreClient::migrationSaved, this, [this](qint64 id, qint64) { std::erase(m_saves, id); });
     connect(m_engine, &EngineBackend::promptsScanned, this, [this](qint64 id, const std::vector<int64_t>& lengths) {
         if (id != m_job || !m_state) return;
-        const lab::PromptHistogram h = lab::promptLengthHistogram(lengths);
+        m_job = 0;
+        assessPrompts(lengths);
+    });
+    connect(m_engine, &EngineBackend::warmupFinished, this, [this](qint64 id, const lab::WarmupResult& w) {
+        if (id != m_job || !m_state) return;
+        m_job = 0;
+        transition([&] { lab::recordWarmup(*m_state, w); });
+    });
+    connect(m_engine, &EngineBackend::jobFailed, this, [this](qint64 id, const QString& message) {
+        if (id != m_job) return;
+        m_job = 0;
+        fail(message);
+        refresh();
+    });
+    connect(&m_monitor, &BenchmarkController::dataChanged, this, [this] {
+        if (m_monitorJob == 0 || m_monitor.jobId() != m_monitorJob) return;
+        m_charts->setInputs(m_monitor.inputs(), {{"a", tr("fast (monitoring)")}});
+    });
+    connect(&m_monitor, &BenchmarkController::finished, this, [this](const JobOutcome& o) {
+        if (m_monitorJob == 0 || m_monitor.jobId() != m_monitorJob) return refresh(); // an abandoned pass
+        m_monitorJob = 0;
+        m_charts->setInputs(m_monitor.inputs(), {{"a", tr("fast (monitoring)")}});
+        if (!m_state || o.summaries.empty()) return refresh();
+        if (o.cancelled) {
+            fail(tr("the monitoring run was stopped"));
+            return refresh();
+        }
+        transition([&] {
+            lab::recordMonitoring(*m_state,
+                                  lab::monitorFromSummary(o.summaries.front().second, m_requirements, o.storedRunId),
+                                  m_requirements);
+        });
+    });
+    connect(&m_monitor, &BenchmarkController::failed, this, [this](const QString& m) {
+        if (m_monitorJob == 0 || m_monitor.jobId() != m_monitorJob) return refresh();
+        m_monitorJob = 0;
+        fail(m);
+        refresh();
+    });
+    refresh();
+}
+
+template <typename F> void MigrationPage::transition(F&& step) {
+    try {
+        step();
+    } catch (const std::exception& e) {
+        fail(QString::fromUtf8(e.what()));
+        refresh();
+        return;
+    }
+    save();
+    refresh();
+}
+
+void MigrationPage::assessPrompts(const std::vector<int64_t>& lengths) {
+    const lab::PromptHistogram h = lab::promptLengthHistogram(lengths);
+    try {
         lab::assessContext(*m_state, h);
+    } catch (const std::exception& e) {
+        fail(QString::fromUtf8(e.what()));
+        return refresh();
+    }
+    {
         QList<qreal> counts;
         QStringList labels;
         qreal top = 0;
@@ -163,44 +228,20 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
         y->setRange(0, topCount + 1);
         y->setTickCount(std::min(topCount + 2, 11));
         y->setLabelFormat(QStringLiteral("%.0f"));
-        m_job = 0;
-        save();
-        refresh();
-    });
-    connect(m_engine, &EngineBackend::warmupFinished, this, [this](qint64 id, const lab::WarmupResult& w) {
-        if (id != m_job || !m_state) return;
-        m_job = 0;
-        lab::recordWarmup(*m_state, w);
-        save();
-        refresh();
-    });
-    connect(m_engine, &EngineBackend::jobFailed, this, [this](qint64 id, const QString& message) {
-        if (id != m_job) return;
-        m_job = 0;
-        fail(message);
-        refresh();
-    });
-    connect(&m_monitor, &BenchmarkController::dataChanged, this, [this] {
-        m_charts->setInputs(m_monitor.inputs(), {{"a", tr("fast (monitoring)")}});
-    });
-    connect(&m_monitor, &BenchmarkController::finished, this, [this](const JobOutcome& o) {
-        m_charts->setInputs(m_monitor.inputs(), {{"a", tr("fast (monitoring)")}});
-        if (!m_state || o.summaries.empty()) return;
-        if (o.cancelled) return fail(tr("the monitoring run was stopped"));
-        lab::recordMonitoring(*m_state, lab::monitorFromSummary(o.summaries.front().second, m_requirements, o.storedRunId),
-                              m_requirements);
-        save();
-        refresh();
-    });
-    connect(&m_monitor, &BenchmarkController::failed, this, [this](const QString& m) {
-        fail(m);
-        refresh();
-    });
+    }
+    save();
     refresh();
 }
 
 void MigrationPage::follow(qint64 selectionId, qint64 runId, const lab::SelectionResult& result,
                            const lab::Requirements& requirements) {
+    // A step still running belongs to the walk-through being replaced: forget its job (its
+    // result is dropped by id when it arrives) and stop a monitoring pass. The engine
+    // thread finishes a warm-up it has begun; the next D queues behind it.
+    m_abandoned = m_job != 0 || m_monitorJob != 0;
+    m_job = 0;
+    if (m_monitorJob != 0) m_monitor.stop();
+    m_monitorJob = 0;
     m_selectionId = selectionId;
     m_runId = runId;
     m_result = result;
@@ -208,8 +249,10 @@ void MigrationPage::follow(qint64 selectionId, qint64 runId, const lab::Selectio
     m_state.reset();
     m_run.reset();
     m_modelPath.clear();
-    m_status->setText(tr("Loading run %1…").arg(runId));
+    m_status->setText(m_abandoned ? tr("Loading run %1… (the step that was running was abandoned)").arg(runId)
+                                : tr("Loading run %1…").arg(runId));
     m_loadRequest = m_store->loadRun(runId);
+    refresh();
 }
 
 QString MigrationPage::fastProfileText() const {
@@ -218,36 +261,49 @@ QString MigrationPage::fastProfileText() const {
 }
 
 void MigrationPage::runStep(const QString& promptFile) {
-    if (!m_state || m_job != 0 || m_monitor.running()) return;
+    if (!m_state || m_job != 0 || m_monitorJob != 0 || m_monitor.running()) return;
     m_status->clear();
     try {
         switch (m_state->node) {
         case N::A: {
             QString file = promptFile;
             if (file.isEmpty()) file = QString::fromStdString(m_requirements.inputs.promptFile);
-            if (file.isEmpty())
-                file = QFileDialog::getOpenFileName(this, tr("Prompt corpus"), QString(),
-                                                    tr("Prompts (*.jsonl *.txt);;All files (*)"));
-            if (file.isEmpty()) return;
+            if (file.isEmpty()) { // the run's own prompts: per workload index, the longest any candidate saw
+                std::map<uint64_t, int64_t> byIndex; // (truncation undone; once per prompt, not per candidate)
+                for (const auto& c : m_run->candidates)
+                    for (const auto& r : c.requests) {
+                        int64_t& l = byIndex[r.id];
+                        l = std::max(l, r.promptTokens + r.truncatedTokens);
+                    }
+                std::vector<int64_t> lengths;
+                for (const auto& [index, l] : byIndex) lengths.push_back(l);
+                if (lengths.empty()) return fail(tr("run %1 has no requests to assess; give a prompt file").arg(m_runId));
+                return assessPrompts(lengths);
+            }
             m_job = m_engine->newJobId();
             m_engine->scanPrompts(m_job, file, m_modelPath);
             m_status->setText(tr("Tokenizing %1…").arg(file));
             break;
         }
-        case N::D:
-            m_job = m_engine->newJobId();
-            m_engine->runWarmup(m_job, m_modelPath, fastProfileText(),
-                                QString::fromStdString(m_requirements.inputs.promptFile), m_threads);
+        case N::D: {
+            WarmupJob job;
+            job.jobId = m_job = m_engine->newJobId();
+            job.modelPath = m_modelPath;
+            job.profile = fastProfileText();
+            job.primeFile = QString::fromStdString(m_requirements.inputs.promptFile);
+            job.run = m_run; // without a prompt file: the run's own prefixes (or prompts)
+            job.threads = m_threads;
+            m_engine->runWarmup(job);
             m_status->setText(tr("Warming a fast session up and trying a model update meanwhile…"));
             break;
+        }
         case N::E:
-            lab::enableFast(*m_state);
-            save();
-            break;
+            return transition([this] { lab::enableFast(*m_state); });
         case N::F: {
             BenchmarkJob job;
             job.onlyA = true;
-            job.workload = m_workload;
+            job.replayOf = m_run; // the run's own requests, replayed on the engine thread
+            job.replayPromptFile = QString::fromStdString(m_requirements.inputs.promptFile);
             job.a.label = QStringLiteral("a");
             job.a.modelPath = m_modelPath;
             job.a.profile = fastProfileText();
@@ -257,8 +313,8 @@ void MigrationPage::runStep(const QString& promptFile) {
                               .arg(m_state->monitoring.size() + 1);
             job.dbPath = m_store->path();
             m_charts->clear();
-            m_monitor.start(job);
-            m_status->setText(tr("Monitoring: the run's workload on the fast candidate…"));
+            m_monitorJob = m_monitor.start(job);
+            m_status->setText(tr("Monitoring: the run's own requests replayed on the fast candidate…"));
             break;
         }
         default: break;
@@ -272,7 +328,7 @@ void MigrationPage::runStep(const QString& promptFile) {
 void MigrationPage::refresh() {
     const bool ready = m_state.has_value();
     if (ready) m_flowchart->setState(*m_state);
-    const bool busy = m_job != 0 || m_monitor.running();
+    const bool busy = m_job != 0 || m_monitorJob != 0 || m_monitor.running();
     const N node = ready ? m_state->node : N::A;
     static const char* const kActions[] = {"Scan a prompt file (A)", "", "", "Run the warm-up (D)", "Enable fast mode (E)",
                                            "Run the monitoring workload (F)", "", "", ""};
@@ -308,7 +364,7 @@ void MigrationPage::refresh() {
 
 void MigrationPage::save() {
     if (!m_state || m_selectionId <= 0) return;
-    m_store->saveMigration(m_selectionId, QString::fromStdString(lab::toJson(*m_state).dump()));
+    m_saves.push_back(m_store->saveMigration(m_selectionId, QString::fromStdString(lab::toJson(*m_state).dump())));
 }
 
 void MigrationPage::fail(const QString& message) {

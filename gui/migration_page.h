@@ -22,9 +22,14 @@ class FlowchartWidget;
 
 // UI thread. Follows the selection saved on the Selection page: loads its run (the fast
 // candidate's model, profile and workload), starts the walk-through, and runs each node's
-// step for real: A scans a prompt file (engine thread), D warms a fast session up and
-// tries a model update meanwhile, F runs the workload on the fast candidate alone with
-// live charts, G checks the SLOs, I proposes batching knobs and applying them loops to F.
+// step for real: A scans a prompt file (engine thread) or, without one, takes the run's
+// own prompt lengths; D warms a fast session up, priming the prompt file or else the run's
+// own prefixes (or prompts), and tries a model update meanwhile; F replays the run's own
+// requests (lab::replayRun, engine thread) on the fast candidate alone with live charts;
+// G checks the SLOs; I proposes batching knobs and applying them loops to F.
+// Following another selection (or the same one again) while a step runs abandons that
+// step: its result, arriving later, is dropped by job id. A step that cannot be taken is
+// shown in the status line, never thrown out of a slot.
 // Roll back is offered at F, G and I. The state is saved with the selection after every
 // step. Widgets are named "migration.<name>" (flowchart, step, action, apply, rollback,
 // note, histogram, streams, warmup_plan, rollback_plan, status).
@@ -47,6 +52,9 @@ signals:
 private:
     void refresh();
     void save();
+    void assessPrompts(const std::vector<int64_t>& lengths); // A's result: histogram, then B
+    // Runs a transition of the walk-through; a MigrationError (or any error) goes to fail().
+    template <typename F> void transition(F&& step);
     void fail(const QString& message);
     QString fastProfileText() const; // the fast profile with the walk-through's batching knobs
 
@@ -57,11 +65,13 @@ private:
     lab::SelectionResult m_result;
     lab::Requirements m_requirements;
     std::optional<lab::MigrationState> m_state;
-    std::optional<lab::StoredRun> m_run;
+    std::shared_ptr<const lab::StoredRun> m_run; // handed to the engine thread for D and F
     QString m_modelPath, m_fastProfileJson;
-    lab::WorkloadSpec m_workload;
     int m_threads = 1;
     qint64 m_loadRequest = 0, m_job = 0;
+    qint64 m_monitorJob = 0; // the F pass of this walk-through (0: none, or abandoned)
+    bool m_abandoned = false; // follow() abandoned a running step (said in the status)
+    std::vector<qint64> m_saves; // saveMigration requests not yet answered
     FlowchartWidget* m_flowchart;
     QLabel* m_step;
     QLabel* m_note;

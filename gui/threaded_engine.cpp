@@ -87,14 +87,8 @@ void ThreadedEngine::scanPrompts(qint64 jobId, const QString& promptFile, const 
         Qt::QueuedConnection);
 }
 
-void ThreadedEngine::runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
-                               int threads) {
-    QMetaObject::invokeMethod(
-        m_worker,
-        [w = m_worker, jobId, modelPath, profile, primeFile, threads] {
-            w->runWarmup(jobId, modelPath, profile, primeFile, threads);
-        },
-        Qt::QueuedConnection);
+void ThreadedEngine::runWarmup(const WarmupJob& job) {
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, job] { w->runWarmup(job); }, Qt::QueuedConnection);
 }
 
 } // namespace mb::gui

@@ -27,8 +27,7 @@ public:
                        CancelFlag cancel) override;
     void scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) override;
     void comparePrecision(const PrecisionJob& job, CancelFlag cancel) override;
-    void runWarmup(qint64 jobId, const QString& modelPath, const QString& profile, const QString& primeFile,
-                   int threads) override;
+    void runWarmup(const WarmupJob& job) override;
 
 private:
     void remember(const CancelFlag& cancel);

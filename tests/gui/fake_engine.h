@@ -29,14 +29,22 @@ public:
     void quantizeModel(qint64, const QString&, const QString&, const QString&, gui::CancelFlag c) override {
         flags.push_back(c);
     }
-    void scanPrompts(qint64, const QString& file, const QString&) override { scanned.push_back(file); }
-    void runWarmup(qint64, const QString&, const QString&, const QString&, int) override { ++warmups; }
+    void scanPrompts(qint64 jobId, const QString& file, const QString&) override {
+        scanned.push_back(file);
+        scanJobs.push_back(jobId);
+    }
+    void runWarmup(const gui::WarmupJob& job) override {
+        warmupJobs.push_back(job);
+        ++warmups;
+    }
     void comparePrecision(const gui::PrecisionJob& job, gui::CancelFlag c) override {
         precisionJobs.push_back(job);
         flags.push_back(c);
     }
     std::vector<gui::PrecisionJob> precisionJobs;
     std::vector<QString> scanned;
+    std::vector<qint64> scanJobs;
+    std::vector<gui::WarmupJob> warmupJobs;
     int warmups = 0;
 };
 
