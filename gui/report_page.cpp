@@ -2,10 +2,8 @@
 #include "gui/report_page.h"
 
 #include "lab/report_pdf.h"
-#include "lab/report_render.h"
 
 #include <QComboBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -45,8 +43,7 @@ ReportPage::ReportPage(StoreClient* store, QWidget* parent) : QWidget(parent), m
             const QString f = QFileDialog::getSaveFileName(this, tr("Export %1").arg(QString::fromLatin1(title)),
                                                            QStringLiteral("report.%1").arg(format));
             if (f.isEmpty()) return;
-            const QString error = exportTo(format, f);
-            m_status->setText(error.isEmpty() ? tr("Wrote %1.").arg(f) : tr("Export failed: %1").arg(error));
+            exportTo(format, f);
         });
     }
     layout->addLayout(bar);
@@ -95,9 +92,18 @@ ReportPage::ReportPage(StoreClient* store, QWidget* parent) : QWidget(parent), m
                               .arg(report.charts.size()));
         emit reportReady();
     });
+    connect(m_store, &StoreClient::reportExported, this, [this](qint64 id, const QString& path) {
+        if (!std::erase(m_exportRequests, id)) return;
+        m_status->setText(tr("Wrote %1.").arg(path));
+        emit exported(path);
+    });
     connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
-        if (id == m_buildRequest || id == m_runsRequest || id == m_selectionsRequest)
+        if (std::erase(m_exportRequests, id)) {
+            m_status->setText(tr("Export failed: %1").arg(message));
+            emit exportFailed(message);
+        } else if (id == m_buildRequest || id == m_runsRequest || id == m_selectionsRequest) {
             m_status->setText(tr("Cannot build the report: %1").arg(message));
+        }
     });
     connect(m_store, &StoreClient::opened, this, [this] { refreshLists(); });
 }
@@ -112,31 +118,32 @@ void ReportPage::build(qint64 runId, qint64 selectionId) {
         m_status->setText(tr("Choose a run first."));
         return;
     }
+    // The report shown so far is not the one asked for: nothing to export until this build succeeds.
+    m_report.reset();
+    for (auto* b : m_exports) b->setEnabled(false);
+    m_preview->clear();
     m_status->setText(tr("Building…"));
     m_buildRequest = m_store->buildReport(runId, selectionId);
 }
 
-QString ReportPage::exportTo(const QString& format, const QString& path) {
-    if (!m_report) return tr("no report built yet");
-    try {
-        if (format == QLatin1String("pdf")) {
-            lab::writeReportPdf(*m_report, path.toStdString());
-            return {};
-        }
-        std::string text;
-        if (format == QLatin1String("html")) text = lab::renderHtml(*m_report);
-        else if (format == QLatin1String("md")) text = lab::renderMarkdown(*m_report);
-        else if (format == QLatin1String("json")) text = lab::renderJson(*m_report).dump(2) + "\n";
-        else if (format == QLatin1String("csv")) text = lab::renderCsv(*m_report);
-        else return tr("unknown format %1").arg(format);
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-            f.write(text.data(), static_cast<qint64>(text.size())) != static_cast<qint64>(text.size()))
-            return tr("cannot write %1").arg(path);
-        return {};
-    } catch (const std::exception& e) {
-        return QString::fromUtf8(e.what());
+void ReportPage::exportTo(const QString& format, const QString& path) {
+    auto failNow = [this](const QString& message) {
+        m_status->setText(tr("Export failed: %1").arg(message));
+        emit exportFailed(message);
+    };
+    if (!m_report) return failNow(tr("no report built yet (build one first)"));
+    if (format != QLatin1String("pdf")) {
+        m_status->setText(tr("Writing %1…").arg(path));
+        m_exportRequests.push_back(m_store->exportReport(*m_report, format, path));
+        return;
     }
+    try {
+        lab::writeReportPdf(*m_report, path.toStdString()); // atomic; throws with the OS's reason
+    } catch (const std::exception& e) {
+        return failNow(QString::fromUtf8(e.what()));
+    }
+    m_status->setText(tr("Wrote %1.").arg(path));
+    emit exported(path);
 }
 
 } // namespace mb::gui

@@ -26,14 +26,20 @@ public:
 
     void refreshLists();
     // Builds the report of `runId` (or of the saved selection when > 0) and previews it.
+    // Until that build succeeds there is no report to export (the buttons are disabled).
     void build(qint64 runId, qint64 selectionId = 0);
     const std::optional<lab::Report>& report() const { return m_report; }
-    // Writes the current report; format "html", "pdf", "md", "json" or "csv". Returns "" or
-    // the error.
-    QString exportTo(const QString& format, const QString& path);
+    // Writes the current report; format "html", "pdf", "md", "json" or "csv". The text
+    // formats are rendered and written on the store thread; the PDF here, as QPdfWriter
+    // needs the application's thread. Either way the file is written whole or not at all
+    // (an old file stays as it was), and exported(path) or exportFailed(message) follows,
+    // also shown in the status line.
+    void exportTo(const QString& format, const QString& path);
 
 signals:
     void reportReady();
+    void exported(const QString& path);
+    void exportFailed(const QString& message);
 
 private:
     StoreClient* m_store;
@@ -43,6 +49,7 @@ private:
     QLabel* m_status;
     std::vector<QPushButton*> m_exports;
     qint64 m_runsRequest = 0, m_selectionsRequest = 0, m_buildRequest = 0;
+    std::vector<qint64> m_exportRequests;
     std::optional<lab::Report> m_report;
 };
 

@@ -21,6 +21,7 @@ StoreClient::StoreClient(QObject* parent) : QObject(parent) {
     connect(m_worker, &StoreWorker::selectionsListed, this, &StoreClient::selectionsListed);
     connect(m_worker, &StoreWorker::migrationSaved, this, &StoreClient::migrationSaved);
     connect(m_worker, &StoreWorker::reportBuilt, this, &StoreClient::reportBuilt);
+    connect(m_worker, &StoreWorker::reportExported, this, &StoreClient::reportExported);
     connect(m_worker, &StoreWorker::failed, this, &StoreClient::failed);
     m_thread.start();
 }
@@ -72,6 +73,9 @@ qint64 StoreClient::saveMigration(qint64 selectionId, const QString& migrationJs
 }
 qint64 StoreClient::buildReport(qint64 runId, qint64 selectionId) {
     return post([runId, selectionId](StoreWorker& w, qint64 id) { w.buildReport(id, runId, selectionId); });
+}
+qint64 StoreClient::exportReport(const lab::Report& report, const QString& format, const QString& outPath) {
+    return post([report, format, outPath](StoreWorker& w, qint64 id) { w.exportReport(id, report, format, outPath); });
 }
 
 } // namespace mb::gui

@@ -28,6 +28,7 @@ public:
     qint64 listSelections();
     qint64 saveMigration(qint64 selectionId, const QString& migrationJson);
     qint64 buildReport(qint64 runId, qint64 selectionId = 0);
+    qint64 exportReport(const lab::Report& report, const QString& format, const QString& outPath);
 
     QString path() const { return m_path; } // the last path opened successfully
 
@@ -42,6 +43,7 @@ signals:
     void selectionsListed(qint64 requestId, const mb::gui::SelectionList& selections);
     void migrationSaved(qint64 requestId, qint64 selectionId);
     void reportBuilt(qint64 requestId, const mb::lab::Report& report);
+    void reportExported(qint64 requestId, const QString& path);
     void failed(qint64 requestId, const QString& message);
 
 private:

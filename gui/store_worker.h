@@ -54,6 +54,9 @@ public:
     void saveMigration(qint64 requestId, qint64 selectionId, const QString& migrationJson);
     // The report model of a run, or of a saved selection's runs with the selection.
     void buildReport(qint64 requestId, qint64 runId, qint64 selectionId);
+    // Renders `report` ("html", "md", "json" or "csv") and writes it whole or not at all
+    // (lab::writeFileAtomically): file work stays off the UI thread. Needs no database.
+    void exportReport(qint64 requestId, const lab::Report& report, const QString& format, const QString& outPath);
 
 signals:
     void opened(qint64 requestId, const QString& path);
@@ -66,6 +69,7 @@ signals:
     void selectionsListed(qint64 requestId, const mb::gui::SelectionList& selections);
     void migrationSaved(qint64 requestId, qint64 selectionId);
     void reportBuilt(qint64 requestId, const mb::lab::Report& report);
+    void reportExported(qint64 requestId, const QString& path);
     void failed(qint64 requestId, const QString& message);
 
 private:

@@ -1,8 +1,10 @@
 // StoreWorker's selection and report verbs: runs loaded with their requests, decided, saved, reported.
 #include "gui/store_worker.h"
 
+#include "lab/atomic_file.h"
 #include "lab/migration.h"
 #include "lab/prompt_tokenizer.h"
+#include "lab/report_render.h"
 
 #include <QDateTime>
 
@@ -81,6 +83,22 @@ void StoreWorker::buildReport(qint64 requestId, qint64 runId, qint64 selectionId
         }
         const std::string now = QDateTime::currentDateTimeUtc().toString(Qt::ISODate).toStdString();
         emit reportBuilt(requestId, lab::buildReport(loadRuns(s, ids), selection, now));
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::exportReport(qint64 requestId, const lab::Report& report, const QString& format,
+                               const QString& outPath) {
+    try {
+        std::string text;
+        if (format == QLatin1String("html")) text = lab::renderHtml(report);
+        else if (format == QLatin1String("md")) text = lab::renderMarkdown(report);
+        else if (format == QLatin1String("json")) text = lab::renderJson(report).dump(2) + "\n";
+        else if (format == QLatin1String("csv")) text = lab::renderCsv(report);
+        else throw std::runtime_error("unknown report format '" + format.toStdString() + "' (html, md, json or csv)");
+        lab::writeFileAtomically(outPath.toStdString(), text); // whole or not at all
+        emit reportExported(requestId, outPath);
     } catch (const std::exception& e) {
         emit failed(requestId, QString::fromUtf8(e.what()));
     }
