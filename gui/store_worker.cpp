@@ -2,8 +2,9 @@
 #include "gui/store_worker.h"
 
 #include "db/run_document.h"
+#include "lab/atomic_file.h"
 
-#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace mb::gui {
@@ -71,27 +72,17 @@ void StoreWorker::deleteRun(qint64 requestId, qint64 runId) {
 
 void StoreWorker::exportRun(qint64 requestId, qint64 runId, const QString& format, const QString& outPath) {
     try {
-        const std::string path = outPath.toStdString();
-        // Written beside the target and renamed: a failed export never leaves half a file.
-        const std::string tmp = path + ".part";
-        {
-            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            if (!out) throw std::runtime_error("cannot write " + path);
-            if (format == QLatin1String("csv")) {
-                db::writeRunCsv(store().getRun(runId, db::RunDetail::Full), out);
-            } else if (format == QLatin1String("json")) {
-                out << store().exportRun(runId).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-                    << '\n';
-            } else {
-                throw std::runtime_error("unknown export format '" + format.toStdString() + "' (json or csv)");
-            }
-            out.flush();
-            if (!out) throw std::runtime_error("cannot write " + path + " (disk full?)");
+        // Serialized whole, then written whole or not at all (a temporary file beside the
+        // target, flushed and renamed; removed on failure, the old file left as it was).
+        std::ostringstream out;
+        if (format == QLatin1String("csv")) {
+            db::writeRunCsv(store().getRun(runId, db::RunDetail::Full), out);
+        } else if (format == QLatin1String("json")) {
+            out << store().exportRun(runId).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+        } else {
+            throw std::runtime_error("unknown export format '" + format.toStdString() + "' (json or csv)");
         }
-        if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-            std::remove(tmp.c_str());
-            throw std::runtime_error("cannot write " + path);
-        }
+        lab::writeFileAtomically(outPath.toStdString(), out.view());
         emit runExported(requestId, outPath);
     } catch (const std::exception& e) {
         emit failed(requestId, QString::fromUtf8(e.what()));

@@ -1,0 +1,89 @@
+// The History page over a real store: exports whole or not at all.
+#include "page_helpers.h"
+#include "store_fixture.h"
+
+#include "gui/history_page.h"
+
+#include <QInputDialog>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTableView>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace mb::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct HistoryFixture {
+    test::TempDir dir;
+    std::string path;
+    StoreClient store;
+    int64_t runId = 0, selectionId = 0;
+    std::unique_ptr<HistoryPage> page;
+
+    // One stored run ("sample", tags nightly and cpu) cited by one saved selection, listed.
+    void start() {
+        path = dir / "runs.db";
+        {
+            db::SqliteRunSink sink(path);
+            runId = test::writeSampleRun(sink, "sample", 30, 6);
+        }
+        selectionId = db::RunStore::open(path).saveSelection(test::selectionOf({runId}));
+        page = std::make_unique<HistoryPage>(&store);
+        QSignalSpy listed(&store, &StoreClient::runsListed);
+        ASSERT_TRUE(test::openStore(store, path)); // the page lists the runs when the store opens
+        ASSERT_TRUE(listed.count() > 0 || listed.wait(10000));
+        ASSERT_EQ(page->model().rowCount(), 1);
+        selectRun();
+    }
+    void selectRun() {
+        auto* table = page->findChild<QTableView*>(QStringLiteral("history.table"));
+        table->selectionModel()->select(table->model()->index(0, 0),
+                                        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    }
+    void click(const char* name) { page->findChild<QPushButton*>(QStringLiteral("history.") + name)->click(); }
+    QString status() const { return page->findChild<QLabel*>(QStringLiteral("history.status"))->text(); }
+    // A round trip through the store thread: everything posted before it has been answered.
+    void settle() {
+        QSignalSpy listed(&store, &StoreClient::runsListed);
+        page->refresh();
+        ASSERT_TRUE(listed.wait(10000));
+    }
+};
+
+TEST(HistoryPage, AFailedRunExportLeavesNoTemporaryFileBehind) {
+    HistoryFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start());
+    const std::string exports = f.dir / "exports";
+    fs::create_directories(exports);
+    for (const char* format : {"json", "csv"}) {
+        const QString out = QString::fromStdString(exports + "/run." + format);
+        QSignalSpy exported(&f.store, &StoreClient::runExported);
+        f.store.exportRun(f.runId, QString::fromLatin1(format), out);
+        ASSERT_TRUE(exported.wait(10000)) << format;
+        const std::string before = test::fileBytes(out.toStdString());
+        ASSERT_GT(before.size(), 2048u) << format;
+
+        QSignalSpy failed(&f.store, &StoreClient::failed);
+        {
+            test::FileSizeLimit limit(before.size() / 2);
+            f.store.exportRun(f.runId, QString::fromLatin1(format), out);
+            ASSERT_TRUE(failed.wait(10000)) << format;
+        }
+        EXPECT_TRUE(failed.at(0).at(1).toString().contains(out)) << failed.at(0).at(1).toString().toStdString();
+        EXPECT_EQ(test::fileBytes(out.toStdString()), before) << format;
+    }
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(exports)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"run.csv", "run.json"}));
+}
+
+} // namespace
+} // namespace mb::gui
