@@ -157,7 +157,8 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
         if (QMessageBox::question(this, tr("Delete runs"), tr("Delete %n run(s)? This cannot be undone.", nullptr,
                                                                static_cast<int>(runs.size()))) != QMessageBox::Yes)
             return;
-        for (qint64 id : runs) m_mine.push_back(m_store->deleteRun(id));
+        // Saved selections citing a run stop its deletion; runHasSelections asks about them.
+        for (qint64 id : runs) m_mine.push_back(m_store->deleteRun(id, false));
     });
     connect(exportButton, &QPushButton::clicked, this, [this] {
         const auto runs = selectedRuns();
@@ -186,6 +187,15 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
     connect(m_store, &StoreClient::runChanged, this, [this](qint64 id, qint64) {
         if (std::erase(m_mine, id)) refresh();
     });
+    connect(m_store, &StoreClient::runHasSelections, this, [this](qint64 id, qint64 runId, const SelectionList& cited) {
+        if (!std::erase(m_mine, id)) return;
+        if (confirmDeletingSelections(runId, cited)) m_mine.push_back(m_store->deleteRun(runId, true));
+        else setStatus(tr("Run %1 kept: saved selections cite it.").arg(runId));
+    });
+    connect(m_store, &StoreClient::runDeleted, this, [this](qint64, qint64 runId, const SelectionList& deleted) {
+        if (!deleted.empty())
+            setStatus(tr("Run %1 deleted with %n saved selection(s).", nullptr, static_cast<int>(deleted.size())).arg(runId));
+    });
     connect(m_store, &StoreClient::runExported, this, [this](qint64 id, const QString& path) {
         if (std::erase(m_mine, id)) setStatus(tr("Exported to %1.").arg(path));
     });
@@ -194,6 +204,26 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
             setStatus(tr("Store: %1").arg(message));
     });
     connect(m_store, &StoreClient::opened, this, [this] { refresh(); });
+}
+
+bool HistoryPage::confirmDeletingSelections(qint64 runId, const SelectionList& cited) {
+    QStringList lines;
+    for (const auto& s : cited) {
+        QStringList runs;
+        for (const int64_t r : s.runIds) runs << QStringLiteral("#%1").arg(r);
+        QString line = tr("selection #%1 (runs %2, saved %3)")
+                           .arg(s.id)
+                           .arg(runs.join(QStringLiteral(" ")), QString::fromStdString(s.createdAt));
+        if (!s.migrationJson.empty()) line += tr(", with its migration walk-through");
+        lines << line;
+    }
+    QMessageBox box(QMessageBox::Warning, tr("Delete run and selections"),
+                    tr("Run %1 is cited by %n saved selection(s):", nullptr, static_cast<int>(cited.size())).arg(runId),
+                    QMessageBox::Yes | QMessageBox::No, this);
+    box.setInformativeText(lines.join(QLatin1Char('\n')) +
+                           tr("\n\nDeleting the run deletes these selections too. Delete them all?"));
+    box.setDefaultButton(QMessageBox::No);
+    return box.exec() == QMessageBox::Yes;
 }
 
 void HistoryPage::refresh() {

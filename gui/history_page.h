@@ -47,6 +47,8 @@ signals:
 
 private:
     std::vector<qint64> selectedRuns() const;
+    // Asks whether to delete run `runId` with the saved selections that cite it (named).
+    bool confirmDeletingSelections(qint64 runId, const SelectionList& cited);
     void showRun(const db::StoredRun& run);
     void showDiff(const db::RunDiff& diff);
     void setStatus(const QString& text);

@@ -106,6 +106,11 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
         m_report->refreshLists();
     };
     connect(m_playground, &PlaygroundPage::runSaved, this, runsChanged);
+    // A run deleted (with the selections citing it): the pages listing runs or selections.
+    connect(m_store, &StoreClient::runDeleted, this, [this] {
+        m_selection->refreshRuns();
+        m_report->refreshLists();
+    });
     connect(m_benchmark, &BenchmarkPage::runSaved, this, runsChanged);
     connect(m_selection, &SelectionPage::selectionSaved, this, [this](qint64 selectionId, qint64 runId) {
         if (m_selection->result())

@@ -150,6 +150,22 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
         }
     });
     connect(m_store, &StoreClient::migrationSaved, this, [this](qint64 id, qint64) { std::erase(m_saves, id); });
+    connect(m_store, &StoreClient::runDeleted, this, [this](qint64, qint64 runId, const SelectionList& deleted) {
+        const bool ours = std::any_of(deleted.begin(), deleted.end(),
+                                      [this](const db::StoredSelection& s) { return s.id == m_selectionId; });
+        if (!ours || m_selectionId <= 0) return;
+        // The walk-through went with its selection: stop following it (nothing left to save to).
+        m_status->setText(tr("Selection %1 was deleted with run %2; decide again on the Selection page.")
+                              .arg(m_selectionId)
+                              .arg(runId));
+        m_job = m_loadRequest = 0;
+        if (m_monitorJob != 0) m_monitor.stop();
+        m_monitorJob = 0;
+        m_selectionId = m_runId = 0;
+        m_state.reset();
+        m_run.reset();
+        refresh();
+    });
     connect(m_engine, &EngineBackend::promptsScanned, this, [this](qint64 id, const std::vector<int64_t>& lengths) {
         if (id != m_job || !m_state) return;
         m_job = 0;

@@ -15,6 +15,8 @@ StoreClient::StoreClient(QObject* parent) : QObject(parent) {
     connect(m_worker, &StoreWorker::runsListed, this, &StoreClient::runsListed);
     connect(m_worker, &StoreWorker::runLoaded, this, &StoreClient::runLoaded);
     connect(m_worker, &StoreWorker::runChanged, this, &StoreClient::runChanged);
+    connect(m_worker, &StoreWorker::runDeleted, this, &StoreClient::runDeleted);
+    connect(m_worker, &StoreWorker::runHasSelections, this, &StoreClient::runHasSelections);
     connect(m_worker, &StoreWorker::runExported, this, &StoreClient::runExported);
     connect(m_worker, &StoreWorker::runsCompared, this, &StoreClient::runsCompared);
     connect(m_worker, &StoreWorker::selected, this, &StoreClient::selected);
@@ -52,8 +54,8 @@ qint64 StoreClient::renameRun(qint64 runId, const QString& name) {
 qint64 StoreClient::setTags(qint64 runId, const QStringList& tags) {
     return post([runId, tags](StoreWorker& w, qint64 id) { w.setTags(id, runId, tags); });
 }
-qint64 StoreClient::deleteRun(qint64 runId) {
-    return post([runId](StoreWorker& w, qint64 id) { w.deleteRun(id, runId); });
+qint64 StoreClient::deleteRun(qint64 runId, bool withSelections) {
+    return post([runId, withSelections](StoreWorker& w, qint64 id) { w.deleteRun(id, runId, withSelections); });
 }
 qint64 StoreClient::exportRun(qint64 runId, const QString& format, const QString& outPath) {
     return post([runId, format, outPath](StoreWorker& w, qint64 id) { w.exportRun(id, runId, format, outPath); });

@@ -21,7 +21,7 @@ public:
     qint64 loadRun(qint64 runId);
     qint64 renameRun(qint64 runId, const QString& name);
     qint64 setTags(qint64 runId, const QStringList& tags);
-    qint64 deleteRun(qint64 runId);
+    qint64 deleteRun(qint64 runId, bool withSelections = false); // StoreWorker::deleteRun
     qint64 exportRun(qint64 runId, const QString& format, const QString& outPath);
     qint64 compareRuns(const std::vector<int64_t>& runIds);
     qint64 select(const SelectionRequest& request);
@@ -37,6 +37,8 @@ signals:
     void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
     void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
     void runChanged(qint64 requestId, qint64 runId);
+    void runDeleted(qint64 requestId, qint64 runId, const mb::gui::SelectionList& deletedSelections);
+    void runHasSelections(qint64 requestId, qint64 runId, const mb::gui::SelectionList& selections);
     void runExported(qint64 requestId, const QString& path);
     void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
     void selected(qint64 requestId, const mb::lab::SelectionResult& result, qint64 selectionId);

@@ -61,10 +61,14 @@ void StoreWorker::setTags(qint64 requestId, qint64 runId, const QStringList& tag
     }
 }
 
-void StoreWorker::deleteRun(qint64 requestId, qint64 runId) {
+void StoreWorker::deleteRun(qint64 requestId, qint64 runId, bool withSelections) {
     try {
-        store().deleteRun(runId);
+        const auto deleted =
+            store().deleteRun(runId, withSelections ? db::SelectionsOfRun::Delete : db::SelectionsOfRun::Refuse);
+        emit runDeleted(requestId, runId, deleted);
         emit runChanged(requestId, runId);
+    } catch (const db::RunHasSelectionsError& e) {
+        emit runHasSelections(requestId, runId, e.selections);
     } catch (const std::exception& e) {
         emit failed(requestId, QString::fromUtf8(e.what()));
     }

@@ -42,7 +42,9 @@ public:
     void loadRun(qint64 requestId, qint64 runId);
     void renameRun(qint64 requestId, qint64 runId, const QString& name);
     void setTags(qint64 requestId, qint64 runId, const QStringList& tags);
-    void deleteRun(qint64 requestId, qint64 runId);
+    // Without `withSelections`, a run that saved selections cite is kept and
+    // runHasSelections names them (ask, then call again with it); with it, they go too.
+    void deleteRun(qint64 requestId, qint64 runId, bool withSelections);
     // format "json" (the export document) or "csv" (one row per request).
     void exportRun(qint64 requestId, qint64 runId, const QString& format, const QString& outPath);
     void compareRuns(qint64 requestId, const std::vector<int64_t>& runIds);
@@ -63,6 +65,10 @@ signals:
     void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
     void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
     void runChanged(qint64 requestId, qint64 runId); // renamed, tagged or deleted
+    // Deleted, with the saved selections (and their walk-throughs) that went with it.
+    void runDeleted(qint64 requestId, qint64 runId, const mb::gui::SelectionList& deletedSelections);
+    // Not deleted: these saved selections cite it (newest first).
+    void runHasSelections(qint64 requestId, qint64 runId, const mb::gui::SelectionList& selections);
     void runExported(qint64 requestId, const QString& path);
     void runsCompared(qint64 requestId, const mb::db::RunDiff& diff);
     void selected(qint64 requestId, const mb::lab::SelectionResult& result, qint64 selectionId);

@@ -1,4 +1,4 @@
-// The History page over a real store: exports whole or not at all.
+// The History page over a real store: exports whole or not at all, deleting runs that selections cite.
 #include "page_helpers.h"
 #include "store_fixture.h"
 
@@ -83,6 +83,40 @@ TEST(HistoryPage, AFailedRunExportLeavesNoTemporaryFileBehind) {
     for (const auto& e : fs::directory_iterator(exports)) names.push_back(e.path().filename().string());
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"run.csv", "run.json"}));
+}
+
+TEST(HistoryPage, DeletingARunThatSelectionsCiteAsksFirstNamingThem) {
+    HistoryFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start());
+    QSignalSpy cited(&f.store, &StoreClient::runHasSelections);
+    QString asked;
+    // "Delete 1 run?" Yes; then "cited by selection #N": No.
+    test::onNextDialog([&](QDialog* d) {
+        test::clickMessageBox(d, QMessageBox::Yes);
+        test::onNextDialog([&](QDialog* d2) { test::clickMessageBox(d2, QMessageBox::No, &asked); });
+    });
+    f.click("delete");
+    ASSERT_TRUE(cited.wait(10000));
+    EXPECT_TRUE(asked.contains(QStringLiteral("selection #%1").arg(f.selectionId))) << asked.toStdString();
+    EXPECT_TRUE(f.status().contains(QStringLiteral("kept"))) << f.status().toStdString();
+    {
+        const auto s = db::RunStore::open(f.path);
+        EXPECT_TRUE(s.hasRun(f.runId));
+        EXPECT_EQ(s.listSelections().size(), 1u);
+    }
+
+    // Again, and yes to both: the run and its selection go.
+    QSignalSpy deleted(&f.store, &StoreClient::runDeleted);
+    test::onNextDialog([&](QDialog* d) {
+        test::clickMessageBox(d, QMessageBox::Yes);
+        test::onNextDialog([&](QDialog* d2) { test::clickMessageBox(d2, QMessageBox::Yes); });
+    });
+    f.click("delete");
+    ASSERT_TRUE(deleted.wait(10000));
+    EXPECT_EQ(deleted.at(0).at(2).value<SelectionList>().size(), 1u);
+    const auto s = db::RunStore::open(f.path);
+    EXPECT_FALSE(s.hasRun(f.runId));
+    EXPECT_TRUE(s.listSelections().empty());
 }
 
 } // namespace
