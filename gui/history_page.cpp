@@ -140,16 +140,31 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
     connect(renameButton, &QPushButton::clicked, this, [this] {
         const auto runs = selectedRuns();
         if (runs.size() != 1) return setStatus(tr("Select one run to rename."));
+        const db::RunListing* run = listingOf(runs[0]);
+        const QString current = run ? QString::fromStdString(run->name) : QString();
         bool ok = false;
-        const QString name = QInputDialog::getText(this, tr("Rename run"), tr("Name"), QLineEdit::Normal, {}, &ok);
-        if (ok) m_mine.push_back(m_store->renameRun(runs[0], name));
+        const QString name = QInputDialog::getText(this, tr("Rename run"), tr("Name"), QLineEdit::Normal, current, &ok);
+        if (!ok || name == current) return;
+        if (name.trimmed().isEmpty()) // as the CLI: a blank name would leave the run unnamed
+            return setStatus(tr("A run name cannot be empty; run %1 keeps its name.").arg(runs[0]));
+        m_mine.push_back(m_store->renameRun(runs[0], name));
     });
     connect(tagButton, &QPushButton::clicked, this, [this] {
         const auto runs = selectedRuns();
         if (runs.size() != 1) return setStatus(tr("Select one run to tag."));
+        // The current tags, to edit: adding one keeps the others; only a tag deleted here goes.
+        QStringList current;
+        if (const db::RunListing* run = listingOf(runs[0]))
+            for (const auto& t : run->tags) current << QString::fromStdString(t);
         bool ok = false;
-        const QString tags = QInputDialog::getText(this, tr("Tags"), tr("Comma-separated tags"), QLineEdit::Normal, {}, &ok);
-        if (ok) m_mine.push_back(m_store->setTags(runs[0], tags.split(QLatin1Char(','))));
+        const QString text = QInputDialog::getText(this, tr("Tags"), tr("Tags, comma-separated (edit the list)"),
+                                                   QLineEdit::Normal, current.join(QStringLiteral(", ")), &ok);
+        if (!ok) return;
+        QStringList tags;
+        for (const QString& t : text.split(QLatin1Char(',')))
+            if (!t.trimmed().isEmpty() && !tags.contains(t.trimmed())) tags << t.trimmed();
+        if (tags == current) return;
+        m_mine.push_back(m_store->setTags(runs[0], tags));
     });
     connect(deleteButton, &QPushButton::clicked, this, [this] {
         const auto runs = selectedRuns();
@@ -238,6 +253,12 @@ void HistoryPage::openRun(qint64 runId) {
 
 void HistoryPage::compareRuns(qint64 first, qint64 second) {
     m_compareRequest = m_store->compareRuns({first, second});
+}
+
+const db::RunListing* HistoryPage::listingOf(qint64 runId) const {
+    for (const auto& r : m_model.runs())
+        if (r.id == runId) return &r;
+    return nullptr;
 }
 
 std::vector<qint64> HistoryPage::selectedRuns() const {

@@ -47,6 +47,7 @@ signals:
 
 private:
     std::vector<qint64> selectedRuns() const;
+    const db::RunListing* listingOf(qint64 runId) const; // as last listed; null when not listed
     // Asks whether to delete run `runId` with the saved selections that cite it (named).
     bool confirmDeletingSelections(qint64 runId, const SelectionList& cited);
     void showRun(const db::StoredRun& run);

@@ -1,4 +1,4 @@
-// The History page over a real store: exports whole or not at all, deleting runs that selections cite.
+// The History page over a real store: exports whole or not at all, deleting runs that selections cite, rename and tags.
 #include "page_helpers.h"
 #include "store_fixture.h"
 
@@ -117,6 +117,39 @@ TEST(HistoryPage, DeletingARunThatSelectionsCiteAsksFirstNamingThem) {
     const auto s = db::RunStore::open(f.path);
     EXPECT_FALSE(s.hasRun(f.runId));
     EXPECT_TRUE(s.listSelections().empty());
+}
+
+TEST(HistoryPage, RenameAndTagsStartFromTheCurrentValuesAndABlankNameIsRefused) {
+    HistoryFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start());
+    QString shown;
+    test::onNextDialog([&](QDialog* d) {
+        auto* input = qobject_cast<QInputDialog*>(d);
+        ASSERT_NE(input, nullptr);
+        shown = input->textValue();
+        input->setTextValue(QStringLiteral("   "));
+        input->accept();
+    });
+    f.click("rename");
+    EXPECT_EQ(shown, QStringLiteral("sample"));
+    EXPECT_TRUE(f.status().contains(QStringLiteral("cannot be empty"))) << f.status().toStdString();
+    ASSERT_NO_FATAL_FAILURE(f.settle()); // a rename, had one been sent, is done by now
+    f.selectRun();                        // the listing was swapped in anew
+    EXPECT_EQ(db::RunStore::open(f.path).getRun(f.runId).info.name, "sample");
+
+    // Tags: the list to edit, so adding one keeps the others.
+    test::onNextDialog([&](QDialog* d) {
+        auto* input = qobject_cast<QInputDialog*>(d);
+        ASSERT_NE(input, nullptr);
+        shown = input->textValue();
+        input->setTextValue(shown + QStringLiteral(", gpu"));
+        input->accept();
+    });
+    QSignalSpy changed(&f.store, &StoreClient::runChanged);
+    f.click("tag");
+    EXPECT_EQ(shown, QStringLiteral("nightly, cpu"));
+    ASSERT_TRUE(changed.wait(10000));
+    EXPECT_EQ(db::RunStore::open(f.path).getRun(f.runId).info.tags, (std::vector<std::string>{"nightly", "cpu", "gpu"}));
 }
 
 } // namespace
