@@ -7,6 +7,14 @@
 
 namespace mb::gui {
 
+namespace {
+// A latency of a distribution without samples (every request failed) is unknown, not 0:
+// NaN, which the table shows as "-", with no B/A ratio.
+double orNan(const lab::Distribution& d, double value) {
+    return d.count > 0 ? value : std::numeric_limits<double>::quiet_NaN();
+}
+} // namespace
+
 void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summaries, const QStringList& names) {
     beginResetModel();
     m_names = names;
@@ -20,14 +28,14 @@ void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summari
         {"requests ok", 0, [](const lab::RunSummary& s) { return double(s.ok); }},
         {"errors + rejected", 0, [](const lab::RunSummary& s) { return double(s.errors + s.rejected); }},
         {"truncated requests", 0, [](const lab::RunSummary& s) { return double(s.truncated); }},
-        {"TTFT p50 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p50; }},
-        {"TTFT p90 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p90; }},
-        {"TTFT p99 (ms)", 1, [](const lab::RunSummary& s) { return s.ttftMs.p99; }},
-        {"TPOT p50 (ms)", 2, [](const lab::RunSummary& s) { return s.tpotMs.p50; }},
-        {"ITL p99 (ms)", 2, [](const lab::RunSummary& s) { return s.itlMs.p99; }},
-        {"e2e p50 (ms)", 1, [](const lab::RunSummary& s) { return s.e2eMs.p50; }},
-        {"e2e p99 (ms)", 1, [](const lab::RunSummary& s) { return s.e2eMs.p99; }},
-        {"queue p50 (ms)", 1, [](const lab::RunSummary& s) { return s.queueMs.p50; }},
+        {"TTFT p50 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.ttftMs, s.ttftMs.p50); }},
+        {"TTFT p90 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.ttftMs, s.ttftMs.p90); }},
+        {"TTFT p99 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.ttftMs, s.ttftMs.p99); }},
+        {"TPOT p50 (ms)", 2, [](const lab::RunSummary& s) { return orNan(s.tpotMs, s.tpotMs.p50); }},
+        {"ITL p99 (ms)", 2, [](const lab::RunSummary& s) { return orNan(s.itlMs, s.itlMs.p99); }},
+        {"e2e p50 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.e2eMs, s.e2eMs.p50); }},
+        {"e2e p99 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.e2eMs, s.e2eMs.p99); }},
+        {"queue p50 (ms)", 1, [](const lab::RunSummary& s) { return orNan(s.queueMs, s.queueMs.p50); }},
         {"output tokens/s", 1, [](const lab::RunSummary& s) { return s.outputTokensPerS; }},
         {"requests/s", 2, [](const lab::RunSummary& s) { return s.requestsPerS; }},
         {"prefix hit rate", 3, [](const lab::RunSummary& s) { return s.hitRate; }},

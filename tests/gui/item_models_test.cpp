@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace mb::gui {
 namespace {
 
@@ -64,6 +66,7 @@ TEST(SummaryTableModel, PassesModelTesterAndComputesRatio) {
     lab::RunSummary a, b;
     a.ttftMs.p50 = 10;
     b.ttftMs.p50 = 25;
+    a.ttftMs.count = b.ttftMs.count = 4;
     a.ok = 4;
     b.ok = 4;
     model.setSummaries({a, b}, {QStringLiteral("A fast"), QStringLiteral("B regular")});
@@ -78,6 +81,30 @@ TEST(SummaryTableModel, PassesModelTesterAndComputesRatio) {
     EXPECT_EQ(model.columnCount(), 2);
     model.setSummaries({}, {});
     EXPECT_EQ(model.columnCount(), 1);
+}
+
+// A candidate whose requests all failed has no latency samples: "-", not 0.0 (which reads
+// as infinitely fast), and no B/A ratio.
+TEST(SummaryTableModel, LatenciesWithoutSamplesShowADashAndNoRatio) {
+    SummaryTableModel model;
+    Tester tester(&model, Tester::FailureReportingMode::Fatal);
+    lab::RunSummary a, b;
+    a.ok = 4;
+    a.ttftMs = {4, 12, 1, 10, 14, 12, 13, 14, 14, 14};
+    a.e2eMs = a.queueMs = a.tpotMs = a.itlMs = a.ttftMs;
+    b.errors = 4; // every request failed: all distributions empty (all zeros)
+    model.setSummaries({a, b}, {QStringLiteral("A fast"), QStringLiteral("B remote")});
+    for (const char* metric : {"TTFT p50 (ms)", "TTFT p90 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)", "ITL p99 (ms)",
+                               "e2e p50 (ms)", "e2e p99 (ms)", "queue p50 (ms)"}) {
+        const int row = model.rowOf(QString::fromLatin1(metric));
+        ASSERT_GE(row, 0) << metric;
+        EXPECT_NE(model.data(model.index(row, 1)).toString(), QStringLiteral("-")) << metric;
+        EXPECT_EQ(model.data(model.index(row, 2)).toString(), QStringLiteral("-")) << metric;
+        EXPECT_EQ(model.data(model.index(row, 3)).toString(), QStringLiteral("-")) << metric << " B/A";
+        EXPECT_TRUE(std::isnan(model.value(row, 1))) << metric;
+    }
+    // Counts stay counts: 0 ok requests is a real 0.
+    EXPECT_EQ(model.data(model.index(model.rowOf(QStringLiteral("requests ok")), 2)).toString(), QStringLiteral("0"));
 }
 
 TEST(SummaryTableModel, ShowsPrecisionRowsOnlyWhenAChecked) {
