@@ -11,6 +11,19 @@ namespace {
 QList<QPointF> cdf(std::vector<double> v, int maxPoints) {
     QList<QPointF> out;
     if (v.empty()) return out;
+    if (v.size() > kMaxCdfSamples) { // an even stride through the values, the extremes kept
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        const double least = *lo, most = *hi;
+        const double stride = static_cast<double>(v.size()) / static_cast<double>(kMaxCdfSamples - 2);
+        std::vector<double> sample{least, most};
+        sample.reserve(kMaxCdfSamples);
+        for (size_t i = 0; sample.size() < kMaxCdfSamples; ++i) {
+            const auto at = static_cast<size_t>(static_cast<double>(i) * stride);
+            if (at >= v.size()) break;
+            sample.push_back(v[at]);
+        }
+        v = std::move(sample);
+    }
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     const size_t step = std::max<size_t>(1, n / static_cast<size_t>(std::max(1, maxPoints)));
@@ -50,18 +63,25 @@ std::map<std::string, ChartPoints> chartPoints(const std::map<std::string, Chart
     for (const auto& [label, in] : inputs) {
         ChartPoints& p = out[label];
         std::vector<double> counts(static_cast<size_t>(bins), 0.0), e2e, itl;
-        std::map<int64_t, double> tokensPerSecond;
+        std::vector<double> tokensPerBucket;
+        std::vector<QPointF> scatter;
+        double lastFirstToken = 0;
         for (const auto& r : in.records) {
             if (r.status != lab::RequestStatus::Ok) continue;
             const double ttft = r.ttftMs();
             if (ttft >= 0) {
                 const auto b = std::min<size_t>(static_cast<size_t>(ttft / width), static_cast<size_t>(bins - 1));
                 counts[b] += 1;
-                p.ttftOverTime.append({r.firstTokenMs / 1000.0, ttft});
+                scatter.emplace_back(r.firstTokenMs / 1000.0, ttft);
+                lastFirstToken = std::max(lastFirstToken, r.firstTokenMs / 1000.0);
             }
             if (r.e2eMs() >= 0) e2e.push_back(r.e2eMs());
             for (size_t k = 1; k < r.tokenTimesMs.size(); ++k) itl.push_back(r.tokenTimesMs[k] - r.tokenTimesMs[k - 1]);
-            for (double t : r.tokenTimesMs) tokensPerSecond[static_cast<int64_t>(std::floor(t / bucketMs))] += 1;
+            for (double t : r.tokenTimesMs) {
+                const auto bucket = static_cast<size_t>(std::max(0.0, std::floor(t / bucketMs)));
+                if (bucket >= tokensPerBucket.size()) tokensPerBucket.resize(bucket + 1, 0.0);
+                tokensPerBucket[bucket] += 1;
+            }
         }
         if (!in.records.empty()) {
             for (int b = 0; b < bins; ++b) {
@@ -71,16 +91,28 @@ std::map<std::string, ChartPoints> chartPoints(const std::map<std::string, Chart
         }
         p.e2eCdf = cdf(std::move(e2e), maxCdfPoints);
         p.itlCdf = cdf(std::move(itl), maxCdfPoints);
-        std::sort(p.ttftOverTime.begin(), p.ttftOverTime.end(),
-                  [](const QPointF& x, const QPointF& y) { return x.x() < y.x(); });
-        if (!tokensPerSecond.empty()) {
-            const int64_t last = tokensPerSecond.rbegin()->first;
-            for (int64_t s = 0; s <= last; ++s) {
-                const auto it = tokensPerSecond.find(s);
-                const double count = it == tokensPerSecond.end() ? 0.0 : it->second;
-                p.throughput.append({static_cast<double>(s) * bucketMs / 1000.0, count * 1000.0 / bucketMs});
+        if (scatter.size() > static_cast<size_t>(2 * kMaxScatterBins)) {
+            // The envelope: per time bin, the request with the lowest and the highest TTFT.
+            std::vector<std::pair<int, int>> extremes(kMaxScatterBins, {-1, -1}); // indices into scatter
+            const double binS = std::max(lastFirstToken, 1e-9) / kMaxScatterBins;
+            for (size_t i = 0; i < scatter.size(); ++i) {
+                const auto b = std::min<size_t>(static_cast<size_t>(std::max(0.0, scatter[i].x()) / binS),
+                                                kMaxScatterBins - 1);
+                auto& [lo, hi] = extremes[b];
+                if (lo < 0 || scatter[i].y() < scatter[static_cast<size_t>(lo)].y()) lo = static_cast<int>(i);
+                if (hi < 0 || scatter[i].y() > scatter[static_cast<size_t>(hi)].y()) hi = static_cast<int>(i);
             }
+            std::vector<QPointF> kept;
+            for (const auto& [lo, hi] : extremes) {
+                if (lo >= 0) kept.push_back(scatter[static_cast<size_t>(lo)]);
+                if (hi >= 0 && hi != lo) kept.push_back(scatter[static_cast<size_t>(hi)]);
+            }
+            scatter = std::move(kept);
         }
+        std::sort(scatter.begin(), scatter.end(), [](const QPointF& x, const QPointF& y) { return x.x() < y.x(); });
+        p.ttftOverTime = QList<QPointF>(scatter.begin(), scatter.end());
+        for (size_t s = 0; s < tokensPerBucket.size(); ++s)
+            p.throughput.append({static_cast<double>(s) * bucketMs / 1000.0, tokensPerBucket[s] * 1000.0 / bucketMs});
         p.hitRate = QList<QPointF>(in.hitRate.begin(), in.hitRate.end());
         p.kvMiB = QList<QPointF>(in.kvMiB.begin(), in.kvMiB.end());
     }

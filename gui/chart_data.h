@@ -24,7 +24,7 @@ struct ChartPoints {
     QList<QPointF> ttftHistogram; // (TTFT ms, requests): a step outline over shared bins
     QList<QPointF> e2eCdf;        // (e2e ms, fraction of requests <= x)
     QList<QPointF> itlCdf;        // (inter-token gap ms, fraction)
-    QList<QPointF> ttftOverTime;  // (first token time s, TTFT ms): one point per request
+    QList<QPointF> ttftOverTime;  // (first token time s, TTFT ms): per request, see chartPoints
     QList<QPointF> hitRate;       // (s, hit rate)
     QList<QPointF> throughput;    // (bucket start s, output tokens/s in the bucket); see chartPoints
     QList<QPointF> kvMiB;         // (s, MiB)
@@ -33,6 +33,13 @@ struct ChartPoints {
 // Bins of the TTFT histogram are shared by every candidate (edges from 0 to the largest
 // TTFT, `bins` of them) so the outlines overlay. Only Ok requests count. CDFs keep at most
 // `maxCdfPoints` points (evenly spaced ranks, the maximum always included).
+// Bounded for the UI thread's redraw of a live run: a CDF sorts at most kMaxCdfSamples
+// values (an even stride through the rest, the true minimum and maximum kept), and TTFT
+// over time keeps at most 2 × kMaxScatterBins points (the lowest and highest TTFT of each
+// time bin: the envelope, spikes included). Cost: linear in records and tokens, plus
+// O(kMaxCdfSamples log kMaxCdfSamples) per CDF.
+inline constexpr size_t kMaxCdfSamples = 1 << 16;
+inline constexpr int kMaxScatterBins = 1000;
 std::map<std::string, ChartPoints> chartPoints(const std::map<std::string, ChartInput>& inputs, int bins = 30,
                                                int maxCdfPoints = 256);
 

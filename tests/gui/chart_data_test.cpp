@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 namespace mb::gui {
@@ -53,6 +54,37 @@ TEST(ChartData, CdfsEndAtOneAndThroughputUsesShortBucketsForShortRuns) {
     // A 40 ms run: 50 ms buckets, so all 5 tokens land in bucket 0 = 100 tokens/s.
     ASSERT_EQ(p.at("a").throughput.size(), 1);
     EXPECT_DOUBLE_EQ(p.at("a").throughput[0].y(), 100.0);
+}
+
+// A long live run is redrawn every 200 ms on the UI thread: the points (and the values
+// sorted) stay bounded however many requests and tokens there are, and keep the extremes.
+TEST(ChartData, PointsStayBoundedForLongRunsAndKeepTheExtremes) {
+    std::map<std::string, ChartInput> in;
+    auto& records = in["a"].records;
+    const int requests = 5000, tokens = 40; // 195,000 gaps: more than kMaxCdfSamples
+    for (int i = 0; i < requests; ++i) {
+        const double start = i * 2.0, ttft = 5 + (i % 97) + (i == 1234 ? 5000 : 0); // one spike
+        std::vector<double> times;
+        double t = start + ttft;
+        for (int k = 0; k < tokens; ++k) {
+            times.push_back(t);
+            t += 1 + (i * 7 + k) % 5 + (i == 77 && k == 9 ? 900 : 0); // gaps of 1-5 ms, one of 900+
+        }
+        records.push_back(ok(start + ttft, std::move(times)));
+        records.back().submittedMs = start;
+    }
+    const auto p = chartPoints(in, 30, 256);
+    const auto& a = p.at("a");
+    EXPECT_LT(a.ttftOverTime.size(), requests); // thinned
+    EXPECT_LE(a.ttftOverTime.size(), 2 * kMaxScatterBins);
+    EXPECT_LE(a.itlCdf.size(), 258);
+    double spike = 0;
+    for (const QPointF& q : a.ttftOverTime) spike = std::max(spike, q.y());
+    EXPECT_DOUBLE_EQ(spike, 5000 + 5 + 1234 % 97); // the spike survives the thinning
+    EXPECT_DOUBLE_EQ(a.itlCdf.back().y(), 1.0);
+    EXPECT_GE(a.itlCdf.back().x(), 900.0); // the longest gap is the CDF's end
+    EXPECT_DOUBLE_EQ(a.itlCdf.front().x(), 1.0);
+    for (int i = 1; i < a.ttftOverTime.size(); ++i) EXPECT_LE(a.ttftOverTime[i - 1].x(), a.ttftOverTime[i].x());
 }
 
 TEST(ChartData, SamplesBecomeHitRateAndMiB) {
