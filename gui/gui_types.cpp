@@ -20,6 +20,7 @@ void registerGuiTypes() {
     qRegisterMetaType<db::RunDiff>();
     qRegisterMetaType<db::RunFilter>();
     qRegisterMetaType<SelectionList>();
+    qRegisterMetaType<SummaryList>();
     qRegisterMetaType<SelectionRequest>();
     qRegisterMetaType<lab::SelectionResult>();
     qRegisterMetaType<lab::Report>();

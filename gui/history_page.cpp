@@ -39,24 +39,6 @@ ChartInput chartInputOf(const db::StoredCandidate& c) {
     return in;
 }
 
-lab::RunSummary summaryOf(const db::StoredCandidate& c) {
-    lab::RunSummary s = lab::summarize(c.requests, {});
-    try {
-        const auto j = nlohmann::json::parse(c.summaryJson);
-        if (j.contains("prefix_cache")) {
-            s.prefixQueries = j["prefix_cache"].value("queries", uint64_t{0});
-            s.prefixHits = j["prefix_cache"].value("hits", uint64_t{0});
-            s.hitRate = j["prefix_cache"].value("hit_rate", 0.0);
-        }
-        s.kvBytesPeak = std::max(s.kvBytesPeak, j.value("kv_bytes_peak", uint64_t{0}));
-        s.sloAttainment = j.value("slo_attainment", s.sloAttainment);
-        s.precision = lab::precisionCheckFromJson(j);
-    } catch (const std::exception&) {
-        // No stored summary (an interrupted run): the recomputed one stands.
-    }
-    return s;
-}
-
 HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent), m_store(store) {
     setObjectName(QStringLiteral("page.history"));
     auto* layout = new QVBoxLayout(this);
@@ -193,8 +175,9 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
         m_model.setRuns(runs);
         setStatus(tr("%n run(s) in %1.", nullptr, static_cast<int>(runs.size())).arg(m_store->path()));
     });
-    connect(m_store, &StoreClient::runLoaded, this, [this](qint64 id, const db::StoredRun& run) {
-        if (id == m_loadRequest) showRun(run);
+    connect(m_store, &StoreClient::runOpened, this,
+            [this](qint64 id, const db::StoredRun& run, const SummaryList& summaries) {
+        if (id == m_loadRequest) showRun(run, summaries);
     });
     connect(m_store, &StoreClient::runsCompared, this, [this](qint64 id, const db::RunDiff& diff) {
         if (id == m_compareRequest) showDiff(diff);
@@ -247,7 +230,7 @@ void HistoryPage::refresh() {
 
 void HistoryPage::openRun(qint64 runId) {
     if (runId <= 0) return;
-    m_loadRequest = m_store->loadRun(runId);
+    m_loadRequest = m_store->openRun(runId);
     setStatus(tr("Loading run %1…").arg(runId));
 }
 
@@ -268,10 +251,9 @@ std::vector<qint64> HistoryPage::selectedRuns() const {
     return ids;
 }
 
-void HistoryPage::showRun(const db::StoredRun& run) {
+void HistoryPage::showRun(const db::StoredRun& run, const SummaryList& summaries) {
     std::map<std::string, ChartInput> inputs;
     std::map<std::string, QString> names;
-    std::vector<lab::RunSummary> summaries;
     QStringList columns;
     for (const auto& c : run.candidates) {
         inputs[c.info.label] = chartInputOf(c);
@@ -283,7 +265,6 @@ void HistoryPage::showRun(const db::StoredRun& run) {
         const QString name = QStringLiteral("%1 %2").arg(QString::fromStdString(c.info.label).toUpper(), profile);
         names[c.info.label] = name;
         columns << name;
-        summaries.push_back(summaryOf(c));
     }
     m_charts->setInputs(inputs, names);
     m_summary.setSummaries(summaries, columns);

@@ -23,9 +23,6 @@ class BenchmarkCharts;
 // A stored candidate as chart input: its requests, and the hit-rate and KV series stored
 // with its summary (1-second points).
 ChartInput chartInputOf(const db::StoredCandidate& candidate);
-// The stored summary of a candidate: recomputed from its requests, with the prefix-cache
-// figures and KV peak taken from the stored summary (they come from engine counters).
-lab::RunSummary summaryOf(const db::StoredCandidate& candidate);
 
 // UI thread. Talks to the store only through StoreClient; answers for requests it did not
 // make, or older than the newest of their kind, are ignored. Widgets are named
@@ -50,7 +47,7 @@ private:
     const db::RunListing* listingOf(qint64 runId) const; // as last listed; null when not listed
     // Asks whether to delete run `runId` with the saved selections that cite it (named).
     bool confirmDeletingSelections(qint64 runId, const SelectionList& cited);
-    void showRun(const db::StoredRun& run);
+    void showRun(const db::StoredRun& run, const SummaryList& summaries); // one summary per candidate
     void showDiff(const db::RunDiff& diff);
     void setStatus(const QString& text);
 

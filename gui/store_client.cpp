@@ -14,6 +14,7 @@ StoreClient::StoreClient(QObject* parent) : QObject(parent) {
     });
     connect(m_worker, &StoreWorker::runsListed, this, &StoreClient::runsListed);
     connect(m_worker, &StoreWorker::runLoaded, this, &StoreClient::runLoaded);
+    connect(m_worker, &StoreWorker::runOpened, this, &StoreClient::runOpened);
     connect(m_worker, &StoreWorker::runChanged, this, &StoreClient::runChanged);
     connect(m_worker, &StoreWorker::runDeleted, this, &StoreClient::runDeleted);
     connect(m_worker, &StoreWorker::runHasSelections, this, &StoreClient::runHasSelections);
@@ -47,6 +48,9 @@ qint64 StoreClient::listRuns(const db::RunFilter& filter) {
 }
 qint64 StoreClient::loadRun(qint64 runId) {
     return post([runId](StoreWorker& w, qint64 id) { w.loadRun(id, runId); });
+}
+qint64 StoreClient::openRun(qint64 runId) {
+    return post([runId](StoreWorker& w, qint64 id) { w.openRun(id, runId); });
 }
 qint64 StoreClient::renameRun(qint64 runId, const QString& name) {
     return post([runId, name](StoreWorker& w, qint64 id) { w.renameRun(id, runId, name); });

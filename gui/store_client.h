@@ -19,6 +19,7 @@ public:
     qint64 open(const QString& path);
     qint64 listRuns(const db::RunFilter& filter = {});
     qint64 loadRun(qint64 runId);
+    qint64 openRun(qint64 runId); // StoreWorker::openRun
     qint64 renameRun(qint64 runId, const QString& name);
     qint64 setTags(qint64 runId, const QStringList& tags);
     qint64 deleteRun(qint64 runId, bool withSelections = false); // StoreWorker::deleteRun
@@ -36,6 +37,7 @@ signals:
     void opened(qint64 requestId, const QString& path);
     void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
     void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
+    void runOpened(qint64 requestId, const mb::db::StoredRun& run, const mb::gui::SummaryList& summaries);
     void runChanged(qint64 requestId, qint64 runId);
     void runDeleted(qint64 requestId, qint64 runId, const mb::gui::SelectionList& deletedSelections);
     void runHasSelections(qint64 requestId, qint64 runId, const mb::gui::SelectionList& selections);

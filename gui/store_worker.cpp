@@ -3,11 +3,32 @@
 
 #include "db/run_document.h"
 #include "lab/atomic_file.h"
+#include "lab/precision_check.h"
+
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 #include <stdexcept>
 
 namespace mb::gui {
+
+lab::RunSummary summaryOf(const db::StoredCandidate& c) {
+    lab::RunSummary s = lab::summarize(c.requests, {});
+    try {
+        const auto j = nlohmann::json::parse(c.summaryJson);
+        if (j.contains("prefix_cache")) {
+            s.prefixQueries = j["prefix_cache"].value("queries", uint64_t{0});
+            s.prefixHits = j["prefix_cache"].value("hits", uint64_t{0});
+            s.hitRate = j["prefix_cache"].value("hit_rate", 0.0);
+        }
+        s.kvBytesPeak = std::max(s.kvBytesPeak, j.value("kv_bytes_peak", uint64_t{0}));
+        s.sloAttainment = j.value("slo_attainment", s.sloAttainment);
+        s.precision = lab::precisionCheckFromJson(j);
+    } catch (const std::exception&) {
+        // No stored summary (an interrupted run): the recomputed one stands.
+    }
+    return s;
+}
 
 db::RunStore& StoreWorker::store() {
     if (!m_store) throw std::runtime_error("no database is open (choose one in Settings)");
@@ -35,6 +56,17 @@ void StoreWorker::listRuns(qint64 requestId, const db::RunFilter& filter) {
 void StoreWorker::loadRun(qint64 requestId, qint64 runId) {
     try {
         emit runLoaded(requestId, store().getRun(runId, db::RunDetail::Full));
+    } catch (const std::exception& e) {
+        emit failed(requestId, QString::fromUtf8(e.what()));
+    }
+}
+
+void StoreWorker::openRun(qint64 requestId, qint64 runId) {
+    try {
+        const db::StoredRun run = store().getRun(runId, db::RunDetail::Full);
+        SummaryList summaries; // summarize sorts every latency: here, not on the UI thread
+        for (const auto& c : run.candidates) summaries.push_back(summaryOf(c));
+        emit runOpened(requestId, run, summaries);
     } catch (const std::exception& e) {
         emit failed(requestId, QString::fromUtf8(e.what()));
     }

@@ -18,6 +18,12 @@ namespace mb::gui {
 
 using RunListingList = std::vector<db::RunListing>;
 using SelectionList = std::vector<db::StoredSelection>;
+using SummaryList = std::vector<lab::RunSummary>;
+
+// A stored candidate's summary as the History page shows it: recomputed from its requests
+// (lab::summarize, O(n log n): call it off the UI thread), with the prefix-cache figures,
+// KV peak, SLO attainment and precision A/B taken from the stored summary (engine counters).
+lab::RunSummary summaryOf(const db::StoredCandidate& candidate);
 
 // What the Selection page asks the store thread to decide.
 struct SelectionRequest {
@@ -40,6 +46,8 @@ public:
     void open(qint64 requestId, const QString& path);
     void listRuns(qint64 requestId, const db::RunFilter& filter);
     void loadRun(qint64 requestId, qint64 runId);
+    // loadRun plus each candidate's summaryOf, computed here (the History page's view).
+    void openRun(qint64 requestId, qint64 runId);
     void renameRun(qint64 requestId, qint64 runId, const QString& name);
     void setTags(qint64 requestId, qint64 runId, const QStringList& tags);
     // Without `withSelections`, a run that saved selections cite is kept and
@@ -64,6 +72,7 @@ signals:
     void opened(qint64 requestId, const QString& path);
     void runsListed(qint64 requestId, const mb::gui::RunListingList& runs);
     void runLoaded(qint64 requestId, const mb::db::StoredRun& run);
+    void runOpened(qint64 requestId, const mb::db::StoredRun& run, const mb::gui::SummaryList& summaries);
     void runChanged(qint64 requestId, qint64 runId); // renamed, tagged or deleted
     // Deleted, with the saved selections (and their walk-throughs) that went with it.
     void runDeleted(qint64 requestId, qint64 runId, const mb::gui::SelectionList& deletedSelections);
@@ -90,6 +99,7 @@ Q_DECLARE_METATYPE(mb::db::StoredRun)
 Q_DECLARE_METATYPE(mb::db::RunDiff)
 Q_DECLARE_METATYPE(mb::db::RunFilter)
 Q_DECLARE_METATYPE(mb::gui::SelectionList)
+Q_DECLARE_METATYPE(mb::gui::SummaryList)
 Q_DECLARE_METATYPE(mb::gui::SelectionRequest)
 Q_DECLARE_METATYPE(mb::lab::SelectionResult)
 Q_DECLARE_METATYPE(mb::lab::Report)

@@ -1,4 +1,4 @@
-// The History page over a real store: exports whole or not at all, deleting runs that selections cite, rename and tags.
+// The History page over a real store: exports, deleting runs that selections cite, rename and tags, opening a run.
 #include "page_helpers.h"
 #include "store_fixture.h"
 
@@ -150,6 +150,26 @@ TEST(HistoryPage, RenameAndTagsStartFromTheCurrentValuesAndABlankNameIsRefused) 
     EXPECT_EQ(shown, QStringLiteral("nightly, cpu"));
     ASSERT_TRUE(changed.wait(10000));
     EXPECT_EQ(db::RunStore::open(f.path).getRun(f.runId).info.tags, (std::vector<std::string>{"nightly", "cpu", "gpu"}));
+}
+
+// Opening a run: its summaries are computed on the store thread (lab::summarize sorts
+// every latency of every request) and arrive with the run; the page only shows them.
+TEST(HistoryPage, OpeningARunShowsSummariesComputedOffTheUiThread) {
+    HistoryFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start());
+    QSignalSpy opened(&f.store, &StoreClient::runOpened);
+    f.page->openRun(f.runId);
+    ASSERT_TRUE(opened.wait(10000));
+    const auto summaries = opened.at(0).at(2).value<SummaryList>();
+    ASSERT_EQ(summaries.size(), 2u);
+    EXPECT_EQ(summaries[0].ok, 30);
+    EXPECT_EQ(summaries[1].ok, 29); // the last of b's requests was rejected
+    EXPECT_DOUBLE_EQ(summaries[0].hitRate, 0.75); // engine counters from the stored summary
+    auto* view = f.page->findChild<QTableView*>(QStringLiteral("history.summary"));
+    const auto* model = qobject_cast<const SummaryTableModel*>(view->model());
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(model->value(model->rowOf(QStringLiteral("requests ok")), 1), 29);
+    EXPECT_DOUBLE_EQ(model->value(model->rowOf(QStringLiteral("TTFT p50 (ms)")), 0), summaries[0].ttftMs.p50);
 }
 
 } // namespace
