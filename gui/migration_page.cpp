@@ -174,6 +174,7 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
     connect(m_engine, &EngineBackend::warmupFinished, this, [this](qint64 id, const lab::WarmupResult& w) {
         if (id != m_job || !m_state) return;
         m_job = 0;
+        m_status->setText(tr("Warm-up finished: %n prompt(s) primed.", nullptr, static_cast<int>(w.primedPrompts)));
         transition([&] { lab::recordWarmup(*m_state, w); });
     });
     connect(m_engine, &EngineBackend::jobFailed, this, [this](qint64 id, const QString& message) {
@@ -195,6 +196,8 @@ MigrationPage::MigrationPage(EngineBackend* engine, StoreClient* store, QWidget*
             fail(tr("the monitoring run was stopped"));
             return refresh();
         }
+        m_status->setText(o.storedRunId > 0 ? tr("Monitoring pass stored as run %1.").arg(o.storedRunId)
+                                            : tr("Monitoring pass finished (not stored: %1).").arg(o.saveError));
         transition([&] {
             lab::recordMonitoring(*m_state,
                                   lab::monitorFromSummary(o.summaries.front().second, m_requirements, o.storedRunId),
