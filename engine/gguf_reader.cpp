@@ -34,10 +34,6 @@ template <typename... Parts> std::string msg(const Parts&... parts) {
     return os.str();
 }
 
-std::string inQuotes(std::string_view s) {
-    return quoteName(s);
-}
-
 std::string shapeString(const std::vector<uint64_t>& shape) {
     std::ostringstream os;
     os << '[';
@@ -126,12 +122,12 @@ GgufValue readValue(Cursor& c, GgufValueType type, int depth, const std::string&
 
 GgufValue readArray(Cursor& c, int depth, const std::string& key) {
     if (depth >= kMaxArrayDepth)
-        throw GgufError(msg("metadata key ", inQuotes(key), ": array nesting deeper than ",
+        throw GgufError(msg("metadata key ", quoteName(key), ": array nesting deeper than ",
                             kMaxArrayDepth, " levels"));
     uint32_t elemId = c.read<uint32_t>();
     if (!knownValueType(elemId))
         throw GgufError(
-            msg("metadata key ", inQuotes(key), ": unknown array element value type ", elemId));
+            msg("metadata key ", quoteName(key), ": unknown array element value type ", elemId));
     auto elemType = static_cast<GgufValueType>(elemId);
     uint64_t count = c.readCount();
     // The smallest encoding of one element bounds how many the rest of the file can hold,
@@ -140,7 +136,7 @@ GgufValue readArray(Cursor& c, int depth, const std::string& key) {
     if (elemType == GgufValueType::String) minElem = c.countBytes();
     if (elemType == GgufValueType::Array) minElem = 4 + c.countBytes();
     if (count > c.remaining() / minElem)
-        throw GgufError(msg("metadata key ", inQuotes(key), ": array length ", count,
+        throw GgufError(msg("metadata key ", quoteName(key), ": array length ", count,
                             " is larger than the file could hold (", c.remaining(),
                             " bytes left)"));
     GgufValue::Array items;
@@ -170,14 +166,14 @@ GgufValue readValue(Cursor& c, GgufValueType type, int depth, const std::string&
     case GgufValueType::Array: return readArray(c, depth, key);
     }
     throw GgufError(
-        msg("metadata key ", inQuotes(key), ": unknown value type ", static_cast<uint32_t>(type)));
+        msg("metadata key ", quoteName(key), ": unknown value type ", static_cast<uint32_t>(type)));
 }
 
 // Reads one tensor info and checks what can be checked before the data offset is known.
 GgufTensorInfo readTensorInfo(Cursor& c) {
     GgufTensorInfo t;
     t.name = c.readString();
-    const std::string name = inQuotes(t.name);
+    const std::string name = quoteName(t.name);
     uint32_t nDims = c.read<uint32_t>();
     if (nDims == 0 || nDims > kMaxDims)
         throw GgufError(
@@ -325,11 +321,11 @@ void GgufFile::parse() {
     for (uint64_t i = 0; i < kvCount; ++i) {
         std::string key = c.readString();
         if (!keys.insert(key).second)
-            throw GgufError(msg("duplicate metadata key ", inQuotes(key)));
+            throw GgufError(msg("duplicate metadata key ", quoteName(key)));
         uint32_t typeId = c.read<uint32_t>();
         if (!knownValueType(typeId))
             throw GgufError(
-                msg("metadata key ", inQuotes(key), " has unknown value type ", typeId));
+                msg("metadata key ", quoteName(key), " has unknown value type ", typeId));
         GgufValue value = readValue(c, static_cast<GgufValueType>(typeId), 0, key);
         m_metadata.emplace_back(std::move(key), std::move(value));
     }
@@ -355,7 +351,7 @@ void GgufFile::parse() {
     for (uint64_t i = 0; i < tensorCount; ++i) {
         GgufTensorInfo t = readTensorInfo(c);
         if (!names.insert(t.name).second)
-            throw GgufError(msg("duplicate tensor name ", inQuotes(t.name)));
+            throw GgufError(msg("duplicate tensor name ", quoteName(t.name)));
         m_tensors.push_back(std::move(t));
     }
 
@@ -369,7 +365,7 @@ void GgufFile::parse() {
 
     for (GgufTensorInfo& t : m_tensors) {
         if (t.offset % m_alignment != 0)
-            throw GgufError(msg("bad alignment: tensor ", inQuotes(t.name), " offset ", t.offset,
+            throw GgufError(msg("bad alignment: tensor ", quoteName(t.name), " offset ", t.offset,
                                 " is not a multiple of the alignment ", m_alignment));
         uint64_t begin = 0;
         uint64_t end = 0;
@@ -382,7 +378,7 @@ void GgufFile::parse() {
                 range = msg("[", begin, ", ", begin, " + ", t.bytes, ")");
             else
                 range = msg("[", begin, ", ", end, ")");
-            throw GgufError(msg("tensor ", inQuotes(t.name), " data ", range,
+            throw GgufError(msg("tensor ", quoteName(t.name), " data ", range,
                                 " lies outside the file (size ", m_size, ")"));
         }
         t.data = m_base + begin;
@@ -397,7 +393,7 @@ const GgufValue* GgufFile::find(std::string_view key) const {
 
 const GgufValue& GgufFile::get(std::string_view key) const {
     if (const GgufValue* v = find(key)) return *v;
-    throw GgufError(msg("missing metadata key ", inQuotes(key)));
+    throw GgufError(msg("missing metadata key ", quoteName(key)));
 }
 
 const GgufTensorInfo* GgufFile::findTensor(std::string_view name) const {

@@ -26,10 +26,6 @@ template <typename... Parts> std::string msg(const Parts&... parts) {
     return os.str();
 }
 
-std::string inQuotes(std::string_view s) {
-    return quoteName(s);
-}
-
 // Little-endian header bytes; counts and lengths are u32 in version 1, u64 after.
 class HeaderBuffer {
 public:
@@ -197,19 +193,19 @@ void GgufWriter::set(const std::string& key, GgufValue value) {
 void GgufWriter::addTensor(const std::string& name, kernels::TensorType type,
                            std::vector<uint64_t> shape, Producer producer) {
     for (const PendingTensor& t : m_tensors)
-        if (t.name == name) throw GgufError(msg("duplicate tensor name ", inQuotes(name)));
+        if (t.name == name) throw GgufError(msg("duplicate tensor name ", quoteName(name)));
     if (shape.empty() || shape.size() > kMaxDims)
-        throw GgufError(msg("tensor ", inQuotes(name), " has ", shape.size(),
+        throw GgufError(msg("tensor ", quoteName(name), " has ", shape.size(),
                             " dimensions; GGUF allows 1 to ", kMaxDims));
     uint64_t elements = 1;
     for (uint64_t d : shape) {
-        if (d == 0) throw GgufError(msg("tensor ", inQuotes(name), " has a zero dimension"));
+        if (d == 0) throw GgufError(msg("tensor ", quoteName(name), " has a zero dimension"));
         if (__builtin_mul_overflow(elements, d, &elements))
-            throw GgufError(msg("tensor ", inQuotes(name), " element count overflows"));
+            throw GgufError(msg("tensor ", quoteName(name), " element count overflows"));
     }
     const auto block = static_cast<uint64_t>(kernels::blockSize(type));
     if (shape[0] % block != 0)
-        throw GgufError(msg("tensor ", inQuotes(name), " row length ", shape[0],
+        throw GgufError(msg("tensor ", quoteName(name), " row length ", shape[0],
                             " is not a multiple of the block size ", block, " of ",
                             kernels::tensorTypeName(type)));
     uint64_t rowBytes = 0;
@@ -217,11 +213,11 @@ void GgufWriter::addTensor(const std::string& name, kernels::TensorType type,
     if (__builtin_mul_overflow(shape[0] / block, kernels::blockBytes(type), &rowBytes) ||
         __builtin_mul_overflow(rowBytes, elements / shape[0], &bytes) ||
         bytes > std::numeric_limits<uint64_t>::max() - m_alignment)
-        throw GgufError(msg("tensor ", inQuotes(name), " byte size overflows"));
+        throw GgufError(msg("tensor ", quoteName(name), " byte size overflows"));
     if (m_version == 1) {
         for (uint64_t d : shape)
             if (d > std::numeric_limits<uint32_t>::max())
-                throw GgufError(msg("tensor ", inQuotes(name), " dimension ", d,
+                throw GgufError(msg("tensor ", quoteName(name), " dimension ", d,
                                     " does not fit GGUF version 1 (u32)"));
     }
     m_tensors.push_back({name, type, std::move(shape), bytes, std::move(producer)});
@@ -234,7 +230,7 @@ void GgufWriter::addTensor(const std::string& name, kernels::TensorType type,
     if (m_tensors.back().bytes != bytes.size()) {
         uint64_t expected = m_tensors.back().bytes;
         m_tensors.pop_back();
-        throw GgufError(msg("tensor ", inQuotes(name), ": ", bytes.size(), " bytes given, ",
+        throw GgufError(msg("tensor ", quoteName(name), ": ", bytes.size(), " bytes given, ",
                             expected, " expected"));
     }
 }
@@ -260,7 +256,7 @@ void GgufWriter::finish() {
             header.put(static_cast<uint32_t>(value.type));
             putValue(header, value);
         } catch (const GgufError& e) {
-            throw GgufError(msg(m_path, ": metadata key ", inQuotes(key), ": ", e.what()));
+            throw GgufError(msg(m_path, ": metadata key ", quoteName(key), ": ", e.what()));
         }
     }
     // Each tensor starts aligned and is padded to the alignment, as ggml lays files out.
@@ -289,14 +285,14 @@ void GgufWriter::finish() {
         uint64_t produced = 0;
         const Sink sink = [&](const void* data, size_t n) {
             if (n > t.bytes - produced)
-                throw GgufError(msg(m_path, ": tensor ", inQuotes(t.name),
+                throw GgufError(msg(m_path, ": tensor ", quoteName(t.name),
                                     ": producer wrote more than the ", t.bytes, " bytes declared"));
             file.write(data, n);
             produced += n;
         };
         if (t.producer) t.producer(sink);
         if (produced != t.bytes)
-            throw GgufError(msg(m_path, ": tensor ", inQuotes(t.name), ": producer wrote ",
+            throw GgufError(msg(m_path, ": tensor ", quoteName(t.name), ": producer wrote ",
                                 produced, " bytes, expected ", t.bytes));
         file.zeros(alignUp(t.bytes, m_alignment) - t.bytes);
     }

@@ -20,13 +20,9 @@ constexpr std::string_view kMergesKey = "tokenizer.ggml.merges";
 constexpr std::string_view kAddBosKey = "tokenizer.ggml.add_bos_token";
 constexpr std::string_view kAddSpacePrefixKey = "tokenizer.ggml.add_space_prefix";
 
-std::string quoted(std::string_view key) {
-    return quoteName(key);
-}
-
 const GgufValue::Array& arrayOf(const GgufValue& value, std::string_view key) {
     if (value.type != GgufValueType::Array)
-        throw GgufError("metadata key " + quoted(key) + " is not an array");
+        throw GgufError("metadata key " + quoteName(key) + " is not an array");
     return value.asArray();
 }
 
@@ -36,7 +32,7 @@ std::vector<std::string> readStrings(const GgufValue& value, std::string_view ke
     out.reserve(items.size());
     for (const GgufValue& item : items) {
         if (item.type != GgufValueType::String)
-            throw GgufError("metadata key " + quoted(key) + " holds a non-string element");
+            throw GgufError("metadata key " + quoteName(key) + " holds a non-string element");
         out.push_back(item.asString());
     }
     return out;
@@ -44,7 +40,7 @@ std::vector<std::string> readStrings(const GgufValue& value, std::string_view ke
 
 void checkCount(size_t got, size_t tokens, std::string_view key) {
     if (got != tokens)
-        throw GgufError("metadata key " + quoted(key) + " has " + std::to_string(got) +
+        throw GgufError("metadata key " + quoteName(key) + " has " + std::to_string(got) +
                         " entries for " + std::to_string(tokens) + " tokens");
 }
 
@@ -54,7 +50,7 @@ void checkCount(size_t got, size_t tokens, std::string_view key) {
 int32_t readTokenId(const GgufFile& file, std::string_view key, size_t tokens) {
     const GgufValue* value = file.find(key);
     if (!value) return -1;
-    if (!value->isInteger()) throw GgufError("metadata key " + quoted(key) + " is not an integer");
+    if (!value->isInteger()) throw GgufError("metadata key " + quoteName(key) + " is not an integer");
     const GgufValueType t = value->type;
     const bool isSigned = t == GgufValueType::I8 || t == GgufValueType::I16 ||
                           t == GgufValueType::I32 || t == GgufValueType::I64;
@@ -62,7 +58,7 @@ int32_t readTokenId(const GgufFile& file, std::string_view key, size_t tokens) {
         const int64_t id = value->asInt();
         if (id < 0) return -1;
         if (static_cast<uint64_t>(id) >= tokens)
-            throw GgufError("metadata key " + quoted(key) + " names token " + std::to_string(id) +
+            throw GgufError("metadata key " + quoteName(key) + " names token " + std::to_string(id) +
                             " outside a vocabulary of " + std::to_string(tokens));
         return static_cast<int32_t>(id);
     }
@@ -70,7 +66,7 @@ int32_t readTokenId(const GgufFile& file, std::string_view key, size_t tokens) {
     if (id == std::numeric_limits<uint32_t>::max() || id == std::numeric_limits<uint64_t>::max())
         return -1;
     if (id >= tokens)
-        throw GgufError("metadata key " + quoted(key) + " names token " + std::to_string(id) +
+        throw GgufError("metadata key " + quoteName(key) + " names token " + std::to_string(id) +
                         " outside a vocabulary of " + std::to_string(tokens));
     return static_cast<int32_t>(id);
 }
@@ -81,7 +77,7 @@ bool readBool(const GgufFile& file, std::string_view key, bool fallback) {
     // Some converters store flags as integers; accept those as 0 / non-zero.
     if (value->type == GgufValueType::Bool) return value->asBool();
     if (value->isInteger()) return value->asInt() != 0;
-    throw GgufError("metadata key " + quoted(key) + " is not a bool");
+    throw GgufError("metadata key " + quoteName(key) + " is not a bool");
 }
 
 } // namespace
@@ -91,28 +87,28 @@ Vocab Vocab::fromGguf(const GgufFile& file) {
 
     const GgufValue& modelValue = file.get(kModelKey);
     if (modelValue.type != GgufValueType::String)
-        throw GgufError("metadata key " + quoted(kModelKey) + " is not a string");
+        throw GgufError("metadata key " + quoteName(kModelKey) + " is not a string");
     const std::string& model = modelValue.asString();
     if (model == "llama")
         vocab.model = TokenizerModel::Spm;
     else if (model == "gpt2")
         vocab.model = TokenizerModel::Bpe;
     else
-        throw GgufError("unsupported tokenizer model " + quoted(model));
+        throw GgufError("unsupported tokenizer model " + quoteName(model));
     const bool spm = vocab.model == TokenizerModel::Spm;
 
     if (const GgufValue* pre = file.find(kPreKey)) {
         if (pre->type != GgufValueType::String)
-            throw GgufError("metadata key " + quoted(kPreKey) + " is not a string");
+            throw GgufError("metadata key " + quoteName(kPreKey) + " is not a string");
         vocab.pre = pre->asString();
     }
 
     vocab.tokens = readStrings(file.get(kTokensKey), kTokensKey);
     const size_t n = vocab.tokens.size();
-    if (n == 0) throw GgufError("metadata key " + quoted(kTokensKey) + " is empty");
+    if (n == 0) throw GgufError("metadata key " + quoteName(kTokensKey) + " is empty");
     // Token ids are int32 everywhere else in the engine.
     if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-        throw GgufError("metadata key " + quoted(kTokensKey) + " has too many tokens");
+        throw GgufError("metadata key " + quoteName(kTokensKey) + " has too many tokens");
 
     if (const GgufValue* scores = file.find(kScoresKey)) {
         const auto& items = arrayOf(*scores, kScoresKey);
@@ -129,7 +125,7 @@ Vocab Vocab::fromGguf(const GgufFile& file) {
         for (const GgufValue& item : items) {
             const int64_t kind = item.asInt();
             if (kind < 0 || kind > static_cast<int64_t>(TokenKind::Byte))
-                throw GgufError("metadata key " + quoted(kTypesKey) + " holds unknown token type " +
+                throw GgufError("metadata key " + quoteName(kTypesKey) + " holds unknown token type " +
                                 std::to_string(kind));
             vocab.kinds.push_back(static_cast<TokenKind>(kind));
         }
@@ -140,7 +136,7 @@ Vocab Vocab::fromGguf(const GgufFile& file) {
     // Byte-level BPE without merges would only ever produce single-byte tokens: surely a
     // broken file rather than a real vocabulary.
     if (!spm && vocab.merges.empty())
-        throw GgufError("metadata key " + quoted(kMergesKey) + " is missing for a gpt2 tokenizer");
+        throw GgufError("metadata key " + quoteName(kMergesKey) + " is missing for a gpt2 tokenizer");
 
     vocab.bos = readTokenId(file, "tokenizer.ggml.bos_token_id", n);
     vocab.eos = readTokenId(file, "tokenizer.ggml.eos_token_id", n);
