@@ -9,7 +9,8 @@
 
 namespace mb::engine {
 
-uint64_t memoryLimitBytes() {
+namespace {
+uint64_t readMemoryLimit() {
     const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
     uint64_t limit = pages > 0 && pageSize > 0
                          ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize)
@@ -24,6 +25,13 @@ uint64_t memoryLimitBytes() {
         } catch (const std::exception&) { // out of range: no limit worth reading
         }
     }
+    return limit;
+}
+} // namespace
+
+uint64_t memoryLimitBytes() {
+    // Read once: every per-request KV cache checks it at admission, which must not open /sys.
+    static const uint64_t limit = readMemoryLimit();
     return limit;
 }
 
