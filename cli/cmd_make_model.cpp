@@ -49,8 +49,8 @@ void runMakeModel(const MakeModelArgs& a) {
     if (!preset) throw UsageError("unknown preset '" + a.preset + "' (see make-model --list)");
     if (a.context > 0) preset->config.contextLength = a.context;
     const auto type = kernels::tensorTypeFromName(a.dtype);
-    if (!type || *type == kernels::TensorType::BF16)
-        throw UsageError("unknown --dtype '" + a.dtype + "' (f32, f16, q8_0 or q4_0)");
+    if (!type || !engine::isSyntheticWeightType(*type))
+        throw UsageError("unknown --dtype '" + a.dtype + "' (" + engine::syntheticWeightTypeNames() + ")");
     if (std::filesystem::exists(a.out) && !a.force)
         throw UsageError(a.out + " exists (use --force to overwrite)");
     if (const auto dir = std::filesystem::path(a.out).parent_path(); !dir.empty() && !std::filesystem::is_directory(dir))

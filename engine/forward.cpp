@@ -24,6 +24,7 @@ Forward::Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOpti
     const LlamaConfig& c = model.config();
     const int64_t maxChunk = std::max<int64_t>(1, options.maxChunk);
     m_options.maxChunk = maxChunk;
+    m_mm.f32Activations = options.f32Activations;
     auto sized = [&](int64_t width) { return std::vector<float>(static_cast<size_t>(maxChunk * width)); };
     m_x = sized(c.dim);
     m_xb = sized(c.dim);

@@ -30,13 +30,17 @@ struct ForwardBatch {
     std::span<const uint8_t> wantLogits;
 };
 
-// How the pass computes; every setting gives the same results (bit for bit on the CPU).
+// How the pass computes; every setting gives the same results (bit for bit on the CPU), except
+// f32Activations, which changes how quantised weights are multiplied.
 struct ForwardOptions {
     int64_t maxChunk = 256;          // tokens per pass; longer batches run in chunks
     bool fused = false;              // CPU: QKV and gate/up in one pool pass; CUDA: fused residual+norm, RoPE+KV write
     const RopeTable* rope = nullptr; // precomputed angles (must cover every position), else per token
     bool graphs = false;             // CUDA: capture the batch-1 decode step once as a graph and replay it
     bool panels = true;              // CPU: F32 and Q8_0 matrices multiplied from panels where the kernels can (Forward)
+    // CPU: quantised matrices multiplied as dequantised F32 rows with unquantised activations
+    // (the weights' own error, as a float reference computes; other bits, slower)
+    bool f32Activations = false;
 };
 
 // One caller's compute state for one model. One thread at a time.

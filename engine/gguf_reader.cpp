@@ -189,7 +189,11 @@ GgufTensorInfo readTensorInfo(Cursor& c) {
                 msg("tensor ", name, " has a zero dimension in shape ", shapeString(t.shape)));
     }
     std::optional<kernels::TensorType> type = kernels::tensorTypeFromId(typeId);
-    if (!type) throw GgufError(msg("tensor ", name, " has unsupported type id ", typeId));
+    if (!type) {
+        const std::string_view known = kernels::unsupportedTypeName(typeId);
+        throw GgufError(msg("tensor ", name, " has unsupported type id ", typeId,
+                            known.empty() ? std::string() : " (ggml's " + std::string(known) + ")"));
+    }
     t.type = *type;
     const auto block = static_cast<uint64_t>(kernels::blockSize(t.type));
     if (t.shape[0] % block != 0)

@@ -5,8 +5,10 @@
 #include "engine/synthetic_vocab.h"
 #include "kernels/cpu/quant.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 
 namespace mb::engine {
 
@@ -47,18 +49,6 @@ uint64_t fnv1a(const std::string& s) {
     return h;
 }
 
-// ggml's general.file_type for the dominant type.
-uint32_t fileType(TensorType t) {
-    switch (t) {
-    case TensorType::F32: return 0;
-    case TensorType::F16: return 1;
-    case TensorType::Q4_0: return 2;
-    case TensorType::Q8_0: return 7;
-    case TensorType::BF16: return 32;
-    }
-    return 0;
-}
-
 struct TensorPlan {
     std::string name;
     int64_t rows;
@@ -67,6 +57,20 @@ struct TensorPlan {
 };
 
 } // namespace
+
+bool isSyntheticWeightType(TensorType type) {
+    return kernels::traits(type).fromFloat != nullptr && type != TensorType::BF16 && type != TensorType::Q8_K;
+}
+
+std::string syntheticWeightTypeNames() {
+    std::vector<std::string_view> names;
+    for (const auto& row : kernels::tensorTypeTable())
+        if (isSyntheticWeightType(row.type)) names.push_back(row.name);
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i)
+        out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    return out;
+}
 
 const std::vector<SyntheticPreset>& syntheticPresets() {
     static const std::vector<SyntheticPreset> presets = {
@@ -126,7 +130,7 @@ void writeSyntheticModel(const SyntheticPreset& p, TensorType type, uint64_t see
     w.set("general.description",
           GgufValue::string("ModeBench synthetic model: seeded random weights with the shapes of " + p.name +
                             "; timing is real, output text is meaningless"));
-    w.set("general.file_type", GgufValue::u32(fileType(type)));
+    w.set("general.file_type", GgufValue::u32(static_cast<uint32_t>(std::max(0, kernels::traits(type).fileType))));
     w.set("modebench.synthetic.preset", GgufValue::string(p.name));
     w.set("modebench.synthetic.seed", GgufValue::u64(seed));
     w.set("llama.context_length", GgufValue::u32(static_cast<uint32_t>(c.contextLength)));

@@ -30,6 +30,12 @@ uint64_t syntheticParameterCount(const SyntheticPreset& preset);
 // std::runtime_error("cancelled") and leaves no file behind).
 using ProgressFn = std::function<bool(double fraction)>;
 
+// The weight types writeSyntheticModel writes: f32, f16, q8_0, q4_0 (those the engine can
+// quantise to, less BF16 and the Q8_K activation blocks).
+bool isSyntheticWeightType(kernels::TensorType type);
+// Their names for messages: "f32, f16, q8_0 or q4_0".
+std::string syntheticWeightTypeNames();
+
 // Writes a GGUF v3 file: metadata of the preset, the synthetic vocabulary, and weights
 // drawn from a seeded generator (per tensor, uniform with standard deviation
 // 1/sqrt(fan_in); norm weights 1). 2-D weights use `type`; a matrix whose rows are not a

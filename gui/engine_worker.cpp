@@ -369,8 +369,9 @@ void EngineWorker::createModel(qint64 jobId, const QString& preset, const QStrin
         const auto p = engine::findSyntheticPreset(preset.toStdString());
         if (!p) throw std::runtime_error("unknown preset '" + preset.toStdString() + "'");
         const auto type = kernels::tensorTypeFromName(dtype.toStdString());
-        if (!type || *type == kernels::TensorType::BF16)
-            throw std::runtime_error("unknown weight type '" + dtype.toStdString() + "' (f32, f16, q8_0 or q4_0)");
+        if (!type || !engine::isSyntheticWeightType(*type))
+            throw std::runtime_error("unknown weight type '" + dtype.toStdString() + "' (" +
+                                     engine::syntheticWeightTypeNames() + ")");
         if (outPath.isEmpty()) throw std::runtime_error("no output file chosen");
         engine::writeSyntheticModel(*p, *type, seed, outPath.toStdString(), [&](double f) {
             emit jobProgress(jobId, QStringLiteral("create"), static_cast<qint64>(f * 1000), 1000, 0);

@@ -17,7 +17,25 @@ constexpr int64_t kRowGrain = 48;
 // Waking a thread costs microseconds; below this many multiply-adds per unit of work the
 // product runs on fewer threads (tiny models run on the caller's thread alone).
 constexpr int64_t kMinMacsPerUnit = 64 * 1024;
-bool isQuantised(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+// The types whose kernels multiply Q8_0 activations (integer dot products).
+bool takesQ8Activations(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+
+// Types without a kernel of their own in any table (the other GGUF block formats): each row is
+// dequantised to F32 once (ggml's to_float bits, the table's toFloat) and multiplied by every
+// token with the table's F32 tile of one row, so an output is the same bits as a single
+// dotF32 of the dequantised row, whatever the thread split or batch. Reads the stored bytes
+// (the memory traffic of the file's type) at the cost of a dequantisation per row and call.
+void dequantisedRows(const VecKernels& k, const WeightMatrix& w, const float* x, int64_t n, float* y, int64_t r0,
+                     int64_t r1) {
+    thread_local std::vector<float> row;
+    const int64_t K = w.cols;
+    if (row.size() < static_cast<size_t>(K)) row.resize(static_cast<size_t>(K));
+    const auto toFloat = traits(w.type).toFloat;
+    for (int64_t r = r0; r < r1; ++r) {
+        toFloat(w.row(r), row.data(), K);
+        k.gemmF32(row.data(), K, x, K, K, 1, n, y + r, w.rows);
+    }
+}
 
 // y[t * rows + r] for rows [r0, r1) of one matrix and all n tokens. The gemm kernels pass
 // tiles of up to 6 tokens (8 for F32 panels) over the slice's rows, so the slice (kRowGrain
@@ -28,6 +46,7 @@ struct QuantisedX {
     const BlockQ8_0* blocks = nullptr;
     const int32_t* bias = nullptr;
     const float* scale = nullptr;
+    bool f32Activations = false; // every quantised matrix as dequantised rows
 };
 
 void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const QuantisedX& q, int64_t n, float* y,
@@ -37,6 +56,10 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
     const int64_t nb = K / kQ8_0BlockSize;
     const int64_t rows = r1 - r0;
     float* ys = y + r0;
+    if (q.f32Activations && isQuantised(w.type)) {
+        dequantisedRows(k, w, x, n, y, r0, r1);
+        return;
+    }
     switch (w.type) {
     case TensorType::F32:
         if (w.panels && k.gemmPanelsF32) {
@@ -64,6 +87,17 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
     case TensorType::Q4_0:
         k.gemmQ4_0(reinterpret_cast<const BlockQ4_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K:
+    case TensorType::Q8_K:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS: dequantisedRows(k, w, x, n, y, r0, r1); break;
     }
 }
 
@@ -75,7 +109,8 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
     const BlockQ8_0* xq = nullptr;
     const int32_t* xbias = nullptr;
     const float* xscale = nullptr;
-    if (std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return isQuantised(w.type); })) {
+    if (!scratch.f32Activations &&
+        std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return takesQ8Activations(w.type); })) {
         const int64_t nb = K / kQ8_0BlockSize;
         const auto size = static_cast<size_t>(n * nb);
         if (scratch.xq.size() < size) scratch.xq.resize(size);
@@ -107,7 +142,7 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
         for (size_t i = 0; i < ws.size() && base < g1; base += ws[i].rows, ++i) {
             const int64_t r0 = std::max<int64_t>(g0 - base, 0);
             const int64_t r1 = std::min<int64_t>(g1 - base, ws[i].rows);
-            if (r0 < r1) rowsOf(k, ws[i], x, QuantisedX{xq, xbias, xscale}, n, ys[i], r0, r1);
+            if (r0 < r1) rowsOf(k, ws[i], x, QuantisedX{xq, xbias, xscale, scratch.f32Activations}, n, ys[i], r0, r1);
         }
     };
     const int64_t macsPerRow = std::max<int64_t>(1, K * n);

@@ -33,6 +33,10 @@ struct WeightMatrix {
 // Reusable buffers for matmul (the quantised activations). Owned by one caller; grows
 // to the largest product seen and is never shrunk, so the hot path does not allocate.
 struct MatmulScratch {
+    // The caller's choice, kept with its buffers: multiply every quantised matrix as its
+    // dequantised F32 rows times unquantised activations (the weights' error alone, for
+    // references and precision checks; slower), instead of the integer kernels.
+    bool f32Activations = false;
     std::vector<BlockQ8_0> xq;
     std::vector<int32_t> xbias; // prepareQ8Panels of xq, for Q8_0 panels
     std::vector<float> xscale;

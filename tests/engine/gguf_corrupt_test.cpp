@@ -245,12 +245,15 @@ TEST(GgufCorrupt, RowLengthNotBlockMultiple) {
 }
 
 TEST(GgufCorrupt, UnknownTensorType) {
-    for (uint32_t type : {3u, 99u, 0xFFFFFFFFu}) {
+    for (uint32_t type : {16u, 99u, 0xFFFFFFFFu}) {
         GgufBytes b;
         b.header(1, 0).tensor("blk.0.attn_q.weight", {32}, type, 0).padTo(32).zeros(128);
         expectError(b.bytes(),
                     "tensor 'blk.0.attn_q.weight' has unsupported type id " + std::to_string(type));
     }
+    GgufBytes iq2;
+    iq2.header(1, 0).tensor("w", {256}, 16, 0).padTo(32).zeros(128);
+    expectError(iq2.bytes(), "unsupported type id 16 (ggml's iq2_xxs)");
 }
 
 TEST(GgufCorrupt, TooManyDimsOrZeroDims) {
