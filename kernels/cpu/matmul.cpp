@@ -20,6 +20,24 @@ constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 // The types whose kernels multiply Q8_0 activations (integer dot products).
 bool takesQ8Activations(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
 
+// The types whose kernels multiply Q8_K activations (kernels/cpu/kquant_dot.h).
+bool takesQ8KActivations(TensorType t) {
+    return t == TensorType::Q2_K || t == TensorType::Q3_K || t == TensorType::Q4_K || t == TensorType::Q5_K ||
+           t == TensorType::Q6_K || t == TensorType::IQ4_XS;
+}
+
+// y[t * w.rows + r] = dot(row r, token t) for rows [r0, r1) and every token: one weight row
+// (at most a few KB) stays in L1 while the tokens' Q8_K rows stream past it.
+template <class Block>
+void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
+             int64_t n, float* y, int64_t r0, int64_t r1) {
+    const int64_t nb = w.cols / kSuperBlockSize;
+    for (int64_t r = r0; r < r1; ++r) {
+        const auto* row = reinterpret_cast<const Block*>(w.row(r));
+        for (int64_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(row, xk + t * nb, nb);
+    }
+}
+
 // Types without a kernel of their own in any table (the other GGUF block formats): each row is
 // dequantised to F32 once (ggml's to_float bits, the table's toFloat) and multiplied by every
 // token with the table's F32 tile of one row, so an output is the same bits as a single
@@ -46,7 +64,8 @@ struct QuantisedX {
     const BlockQ8_0* blocks = nullptr;
     const int32_t* bias = nullptr;
     const float* scale = nullptr;
-    bool f32Activations = false; // every quantised matrix as dequantised rows
+    const BlockQ8_K* kblocks = nullptr; // Q8_K rows for k-quant weights
+    bool f32Activations = false;        // every quantised matrix as dequantised rows
 };
 
 void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const QuantisedX& q, int64_t n, float* y,
@@ -87,53 +106,71 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
     case TensorType::Q4_0:
         k.gemmQ4_0(reinterpret_cast<const BlockQ4_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
+    case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q4_K: dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q6_K: dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q4_1:
     case TensorType::Q5_0:
     case TensorType::Q5_1:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K:
     case TensorType::Q8_K:
-    case TensorType::IQ4_NL:
-    case TensorType::IQ4_XS: dequantisedRows(k, w, x, n, y, r0, r1); break;
+    case TensorType::IQ4_NL: dequantisedRows(k, w, x, n, y, r0, r1); break;
     }
+}
+
+// Quantised weights multiply activations quantised once for all matrices of the call: to Q8_0
+// (with the Q8_0 panels' block sums and scales, made in the same pass) and, for k-quant
+// weights, to Q8_K. Nothing when the caller asked for F32 activations.
+QuantisedX quantiseActivations(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, int64_t n,
+                               ThreadPool* pool, MatmulScratch& scratch) {
+    QuantisedX q;
+    q.f32Activations = scratch.f32Activations;
+    if (scratch.f32Activations) return q;
+    const int64_t K = ws[0].cols;
+    auto any = [&](auto pred) { return std::any_of(ws.begin(), ws.end(), pred); };
+    auto perToken = [&](auto fn) {
+        if (pool && n > 1) pool->parallelFor(n, fn);
+        else fn(0, n);
+    };
+    if (any([](const WeightMatrix& w) { return takesQ8Activations(w.type); })) {
+        const int64_t nb = K / kQ8_0BlockSize;
+        const auto size = static_cast<size_t>(n * nb);
+        if (scratch.xq.size() < size) scratch.xq.resize(size);
+        const bool prepare =
+            k.gemmPanelsQ8_0 && any([](const WeightMatrix& w) { return w.type == TensorType::Q8_0 && w.panels; });
+        if (prepare && scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
+        BlockQ8_0* out = scratch.xq.data();
+        perToken([&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, out + t * nb, K);
+            if (prepare)
+                prepareQ8Panels(out + t0 * nb, nb, t1 - t0, nb, scratch.xbias.data() + t0 * nb,
+                                scratch.xscale.data() + t0 * nb);
+        });
+        q.blocks = out;
+        if (prepare) {
+            q.bias = scratch.xbias.data();
+            q.scale = scratch.xscale.data();
+        }
+    }
+    if (any([](const WeightMatrix& w) { return takesQ8KActivations(w.type); })) {
+        const int64_t nb = K / kSuperBlockSize;
+        if (scratch.xk.size() < static_cast<size_t>(n * nb)) scratch.xk.resize(static_cast<size_t>(n * nb));
+        BlockQ8_K* out = scratch.xk.data();
+        perToken([&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_K(x + t * K, out + t * nb, K);
+        });
+        q.kblocks = out;
+    }
+    return q;
 }
 
 void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, int64_t n, std::span<float* const> ys,
          ThreadPool* pool, MatmulScratch& scratch) {
     if (ws.empty()) return;
     const int64_t K = ws[0].cols;
-    // Quantised weights multiply activations quantised to Q8_0 once for all matrices.
-    const BlockQ8_0* xq = nullptr;
-    const int32_t* xbias = nullptr;
-    const float* xscale = nullptr;
-    if (!scratch.f32Activations &&
-        std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) { return takesQ8Activations(w.type); })) {
-        const int64_t nb = K / kQ8_0BlockSize;
-        const auto size = static_cast<size_t>(n * nb);
-        if (scratch.xq.size() < size) scratch.xq.resize(size);
-        // Q8_0 panels also need each block's -128 * sum and scale: made in the same pass.
-        const bool prepare = k.gemmPanelsQ8_0 && std::any_of(ws.begin(), ws.end(), [](const WeightMatrix& w) {
-                                 return w.type == TensorType::Q8_0 && w.panels;
-                             });
-        if (prepare && scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
-        BlockQ8_0* out = scratch.xq.data();
-        auto quantise = [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, out + t * nb, K);
-            if (prepare)
-                prepareQ8Panels(out + t0 * nb, nb, t1 - t0, nb, scratch.xbias.data() + t0 * nb,
-                                scratch.xscale.data() + t0 * nb);
-        };
-        if (pool && n > 1) pool->parallelFor(n, quantise);
-        else quantise(0, n);
-        xq = out;
-        if (prepare) {
-            xbias = scratch.xbias.data();
-            xscale = scratch.xscale.data();
-        }
-    }
+    const QuantisedX q = quantiseActivations(k, ws, x, n, pool, scratch);
     int64_t totalRows = 0;
     for (const auto& w : ws) totalRows += w.rows;
     // Global row index g walks the matrices in order.
@@ -142,7 +179,7 @@ void run(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, 
         for (size_t i = 0; i < ws.size() && base < g1; base += ws[i].rows, ++i) {
             const int64_t r0 = std::max<int64_t>(g0 - base, 0);
             const int64_t r1 = std::min<int64_t>(g1 - base, ws[i].rows);
-            if (r0 < r1) rowsOf(k, ws[i], x, QuantisedX{xq, xbias, xscale, scratch.f32Activations}, n, ys[i], r0, r1);
+            if (r0 < r1) rowsOf(k, ws[i], x, q, n, ys[i], r0, r1);
         }
     };
     const int64_t macsPerRow = std::max<int64_t>(1, K * n);

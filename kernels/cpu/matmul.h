@@ -38,6 +38,7 @@ struct MatmulScratch {
     // references and precision checks; slower), instead of the integer kernels.
     bool f32Activations = false;
     std::vector<BlockQ8_0> xq;
+    std::vector<BlockQ8_K> xk; // for k-quant weights
     std::vector<int32_t> xbias; // prepareQ8Panels of xq, for Q8_0 panels
     std::vector<float> xscale;
 };

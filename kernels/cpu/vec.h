@@ -107,6 +107,16 @@ struct VecKernels {
     void (*gemmPanelsQ8_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
                            int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
                            int64_t ldy);
+    // Activations to Q8_K (n % 256 == 0; the bits of quantizeRowQ8_K) for the k-quant dots, and
+    // those dots: one weight row of nb 256-element blocks times one Q8_K row
+    // (kernels/cpu/kquant_dot.h). Never nullptr.
+    void (*quantizeQ8_K)(const float* x, BlockQ8_K* y, int64_t n);
+    float (*dotQ2_K)(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
+    float (*dotQ3_K)(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
+    float (*dotQ4_K)(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb);
+    float (*dotQ5_K)(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
+    float (*dotQ6_K)(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
+    float (*dotIq4Xs)(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
 };
 
 const VecKernels& portableVecKernels();

@@ -2,6 +2,7 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/vec.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -192,8 +193,15 @@ const VecKernels kAvx2{"avx2",
                        avx2::sumRows<float>,
                        avx2::scoreRows<uint16_t>,
                        avx2::sumRows<uint16_t>,
-                       nullptr,  // gemmPanelsF32: F32 products read the rows
-                       nullptr}; // gemmPanelsQ8_0: likewise
+                       nullptr, // gemmPanelsF32: F32 products read the rows
+                       nullptr, // gemmPanelsQ8_0: likewise
+                       avx2::quantizeQ8_K,
+                       avx2::dotQ2_K,
+                       avx2::dotQ3_K,
+                       avx2::dotQ4_K,
+                       avx2::dotQ5_K,
+                       avx2::dotQ6_K,
+                       avx2::dotIq4Xs};
 
 } // namespace
 

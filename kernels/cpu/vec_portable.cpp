@@ -2,6 +2,7 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/vec.h"
 
 #include <cmath>
@@ -129,6 +130,8 @@ void siluMul(float* gate, const float* up, int64_t n) {
     }
 }
 
+void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n) { quantizeRowQ8_K(x, y, n); }
+
 const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  dotQ4_0,
                            quantizeRowQ8_0, axpy,    gemmF32,  gemmF16,  gemmQ8_0,
                            gemmQ4_0,   axpyRows, expShiftSum, scaleMax, siluMul, toF16, gemmF16,
@@ -136,7 +139,9 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
                            scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>,
                            nullptr,  // gemmPanelsF32: F32 products read the rows
-                           nullptr}; // gemmPanelsQ8_0: likewise
+                           nullptr,  // gemmPanelsQ8_0: likewise
+                           quantizeQ8_K, portable::dotQ2_K, portable::dotQ3_K, portable::dotQ4_K,
+                           portable::dotQ5_K, portable::dotQ6_K, portable::dotIq4Xs};
 
 } // namespace
 
