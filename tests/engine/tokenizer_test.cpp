@@ -5,6 +5,7 @@
 #include "engine/unicode.h"
 #include "engine/vocab.h"
 #include "test_data.h"
+#include "tokenizer_vectors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,59 +21,12 @@ namespace mb::engine {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr size_t kVectorCases = 46;
-constexpr std::string_view kCaseSeparator = "\n__ggml_vocab_test__\n";
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-struct VectorCase {
-    std::string text;
-    std::vector<int32_t> ids;
-};
-
-// The .inp/.out pair: each input string is followed by the separator; each output line
-// holds the ids of one string.
-std::vector<VectorCase> readVectors(const fs::path& inp, const fs::path& out) {
-    const std::string inputs = readFile(inp);
-    std::vector<VectorCase> cases;
-    for (size_t pos = 0;;) {
-        const size_t end = inputs.find(kCaseSeparator, pos);
-        if (end == std::string::npos) break;
-        cases.push_back({inputs.substr(pos, end - pos), {}});
-        pos = end + kCaseSeparator.size();
-    }
-    std::istringstream lines(readFile(out));
-    std::string line;
-    for (VectorCase& c : cases) {
-        if (!std::getline(lines, line)) break;
-        std::istringstream ids(line);
-        for (int32_t id; ids >> id;) c.ids.push_back(id);
-    }
-    return cases;
-}
-
-std::unique_ptr<Tokenizer> loadTokenizer(const fs::path& path) {
-    const GgufFile file = GgufFile::open(path.string());
-    return Tokenizer::create(Vocab::fromGguf(file));
-}
-
-// Every case encodes (without BOS) to the expected ids; returns the number that did.
-size_t checkVectors(const Tokenizer& tokenizer, const std::vector<VectorCase>& cases) {
-    size_t passed = 0;
-    for (size_t i = 0; i < cases.size(); ++i) {
-        SCOPED_TRACE("case " + std::to_string(i) + ": \"" + cases[i].text + "\"");
-        const std::vector<int32_t> ids = tokenizer.encode(cases[i].text, false);
-        EXPECT_EQ(ids, cases[i].ids);
-        passed += ids == cases[i].ids;
-    }
-    return passed;
-}
+using test::checkVectors;
+using test::kVectorCases;
+using test::loadTokenizer;
+using test::readFile;
+using test::readVectors;
+using test::VectorCase;
 
 TEST(Tokenizer, LlamaSpmVectors) {
     MB_REQUIRE_DATA(gguf, "vocab/ggml-vocab-llama-spm.gguf");
@@ -309,12 +263,25 @@ TEST(Tokenizer, BpeAppliesMergesByRank) {
     EXPECT_EQ(tokenizer->piece(259), "");
 }
 
-TEST(Tokenizer, BpeRefusesOtherPretokenizers) {
+TEST(Tokenizer, BpeRefusesUnknownPretokenizersNamingTheKnownOnes) {
     Vocab vocab = tinyBpeVocab({"a a"});
-    vocab.pre = "llama3";
-    EXPECT_THROW(Tokenizer::create(vocab), GgufError);
-    vocab.pre = "gpt-2";
-    EXPECT_NO_THROW(Tokenizer::create(vocab));
+    vocab.pre = "no-such-split";
+    try {
+        Tokenizer::create(vocab);
+        FAIL() << "expected an error";
+    } catch (const GgufError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("unsupported BPE pre-tokenizer 'no-such-split'"), std::string::npos)
+            << message;
+        for (const char* name : {"gpt-2", "llama-bpe", "qwen2", "falcon", "starcoder", "smollm",
+                                 "deepseek-llm", "deepseek-coder", "gpt-4o"})
+            EXPECT_NE(message.find(name), std::string::npos) << name << " in " << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+    for (const char* name : {"gpt-2", "llama3", "llama-bpe", "qwen2", "gpt-4o", "default"}) {
+        vocab.pre = name;
+        EXPECT_NO_THROW(Tokenizer::create(vocab)) << name;
+    }
 }
 
 std::vector<std::string> gpt2Split(std::string_view text) {
