@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -263,6 +264,38 @@ TEST(Tokenizer, BpeAppliesMergesByRank) {
     EXPECT_EQ(tokenizer->piece(259), "");
 }
 
+TEST(Tokenizer, BpeIgnoreMergesEmitsWholeWordTokens) {
+    // "aaa" is a token no merge builds: GPT-2 merges to (aa)(a); Llama 3's ignore_merges
+    // takes the word whole.
+    Vocab vocab = tinyBpeVocab({"a a"});
+    vocab.tokens.push_back("aaa");
+    vocab.kinds.push_back(TokenKind::Normal);
+    const auto aaa = static_cast<int32_t>(vocab.tokens.size() - 1);
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaa", false), (std::vector<int32_t>{256, 'a'}));
+    vocab.pre = "llama-bpe";
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaa", false), (std::vector<int32_t>{aaa}));
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaaa", false), (std::vector<int32_t>{256, 256}));
+}
+
+TEST(Tokenizer, BpeMatchesUserDefinedTokensLongestFirstButNotControlOnes) {
+    Vocab vocab = tinyBpeVocab({"a a"});
+    const auto add = [&](const char* text, TokenKind kind) {
+        vocab.tokens.push_back(text);
+        vocab.kinds.push_back(kind);
+        return static_cast<int32_t>(vocab.tokens.size() - 1);
+    };
+    const int32_t ab = add("ab", TokenKind::UserDefined);
+    const int32_t abc = add("abc", TokenKind::UserDefined);
+    const int32_t spaced = add("<u v>", TokenKind::UserDefined);
+    add("<|c|>", TokenKind::Control);
+    const auto tokenizer = Tokenizer::create(vocab);
+    const std::string text = "xabcab<u v><|c|>";
+    EXPECT_EQ(tokenizer->encode(text, false),
+              (std::vector<int32_t>{'x', abc, ab, spaced, '<', '|', 'c', '|', '>'}));
+    EXPECT_EQ(tokenizer->decode(tokenizer->encode(text, false)), text);
+    EXPECT_EQ(tokenizer->encode("", false), std::vector<int32_t>{});
+}
+
 TEST(Tokenizer, BpeRefusesUnknownPretokenizersNamingTheKnownOnes) {
     Vocab vocab = tinyBpeVocab({"a a"});
     vocab.pre = "no-such-split";
@@ -398,6 +431,20 @@ TEST(Vocab, ReadsKeysAndDefaults) {
     EXPECT_EQ(bpe.merges, std::vector<std::string>{"a a"});
     EXPECT_FALSE(bpe.addBos);
     EXPECT_FALSE(bpe.addSpacePrefix);
+
+    // Llama 3 files carry no add_bos_token: llama.cpp adds BOS for llama-bpe; the key,
+    // where present, still decides.
+    const auto llama3 = [](std::optional<bool> addBos) {
+        return VocabFile([&](GgufWriter& w) {
+                   w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
+                   w.set("tokenizer.ggml.pre", GgufValue::string("llama-bpe"));
+                   w.set("tokenizer.ggml.merges", GgufValue::stringArray({"a a"}));
+                   if (addBos) w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(*addBos));
+               })
+            .read();
+    };
+    EXPECT_TRUE(llama3(std::nullopt).addBos);
+    EXPECT_FALSE(llama3(false).addBos);
 }
 
 TEST(Vocab, RejectsBadMetadata) {
