@@ -6,7 +6,6 @@
 #include "engine/tokenizer_spm.h"
 #include "engine/unicode.h"
 
-
 namespace mb::engine {
 
 namespace {

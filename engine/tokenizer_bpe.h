@@ -43,8 +43,8 @@ private:
     void encodeText(std::string_view text, std::vector<int32_t>& ids) const;
     void encodeWord(std::string_view word, std::vector<int32_t>& ids) const;
 
-    const PreTokenizer* m_pre = nullptr;           // row of m_vocab.pre, never null after construction
-    std::vector<int32_t> m_userTokens;             // USER_DEFINED ids, longest text first
+    const PreTokenizer* m_pre = nullptr; // row of m_vocab.pre, never null after construction
+    std::vector<int32_t> m_userTokens;   // USER_DEFINED ids, longest text first
 
     std::unordered_map<std::string_view, int32_t> m_tokenIds;
     std::unordered_map<uint64_t, Merge> m_merges; // (left id, right id) -> rank and result

@@ -1,10 +1,10 @@
-// The pre-tokenizer table, the stage runner, and the single-pattern splits (GPT-2, Llama 3, Qwen 2, GPT-4o).
+// The pre-tokenizer table, the stage runner, and the single-pattern splits (GPT-2, Llama 3, Qwen 2,
+// GPT-4o).
 #include "engine/tokenizer_pre.h"
 
 #include "engine/tokenizer_pre_impl.h"
 
 #include <algorithm>
-#include <array>
 
 namespace mb::engine {
 
@@ -15,7 +15,8 @@ Chars::Chars(std::string_view text) : m_bytes(text.size()) {
     for (size_t pos = 0; pos < text.size();) {
         const Utf8Char c = decodeUtf8(text, pos);
         const bool ok = c.status == Utf8Status::Ok;
-        m_chars.push_back({c.codePoint, pos, ok ? codePointClass(c.codePoint) : CodePointClass::Other,
+        m_chars.push_back({c.codePoint, pos,
+                           ok ? codePointClass(c.codePoint) : CodePointClass::Other,
                            ok && isPunctuation(c.codePoint)});
         pos += c.length;
     }
@@ -75,7 +76,8 @@ size_t matchGpt2(const Chars& chars, size_t i, size_t end) {
     if (c == '\'') {
         const char32_t a = chars.cp(i + 1, end), b = chars.cp(i + 2, end);
         if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
+        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
+            return i + 3;
     }
     // " ?X+" for X = letters, numbers, other: an optional ASCII space, then a run.
     const size_t start = (c == ' ' && i + 1 < end) ? i + 1 : i;
@@ -96,7 +98,9 @@ namespace {
 using pre::Chars;
 using pre::runEnd;
 
-bool isNewline(char32_t c) { return c == '\r' || c == '\n'; }
+bool isNewline(char32_t c) {
+    return c == '\r' || c == '\n';
+}
 
 // The alternatives Llama 3, Qwen 2 and GPT-4o share after their word rules:
 // \p{N}{1,maxDigits} | ' ?[^\s\p{L}\p{N}]+[\r\n]*' (also '/' in the tail for GPT-4o) |
@@ -119,7 +123,7 @@ size_t matchTail(const Chars& s, size_t i, size_t end, size_t maxDigits, bool sl
         if (isNewline(s.cp(j - 1, end))) return j;
     }
     if (wsEnd - i > 1 && wsEnd < end) return wsEnd - 1; // \s+(?!\S)
-    return std::max(wsEnd, i + 1);                       // \s+ (every character matches)
+    return std::max(wsEnd, i + 1);                      // \s+ (every character matches)
 }
 
 // [^\r\n\p{L}\p{N}]?\p{L}+ at i: its end, or i.
@@ -130,8 +134,7 @@ size_t matchLetters(const Chars& s, size_t i, size_t end) {
     return runEnd(start, end, [&](size_t j) { return s.letter(j, end); });
 }
 
-template <size_t kMaxDigits>
-size_t matchLlama3(const Chars& s, size_t i, size_t end) {
+template <size_t kMaxDigits> size_t matchLlama3(const Chars& s, size_t i, size_t end) {
     if (const size_t e = pre::matchContraction(s, i, end); e > i) return e;
     if (const size_t e = matchLetters(s, i, end); e > i) return e;
     return matchTail(s, i, end, kMaxDigits, false);
@@ -181,7 +184,7 @@ size_t matchGpt4o(const Chars& s, size_t i, size_t end) {
 
 // Names llama.cpp maps to the same rules share a row's split; flags as llama.cpp sets
 // them per name. "" is a file without the key: GPT-2's split, as before any name existed.
-constexpr std::array<PreTokenizer, 30> kPreTokenizers = {{
+constexpr PreTokenizer kPreTokenizers[] = {
     {"", splitGpt2, false, false},
     {"gpt-2", splitGpt2, false, false},
     {"phi-2", splitGpt2, false, false},
@@ -212,14 +215,22 @@ constexpr std::array<PreTokenizer, 30> kPreTokenizers = {{
     {"minerva-7b", splitStarcoder, false, false},
     {"deepseek-llm", splitDeepseekLlm, false, false},
     {"deepseek-coder", splitDeepseekCoder, false, false},
-}};
+};
 
 } // namespace
 
-TextPieces splitGpt2(std::string_view text) { return pre::runStages(text, {pre::matchGpt2}); }
-TextPieces splitLlama3(std::string_view text) { return pre::runStages(text, {matchLlama3<3>}); }
-TextPieces splitQwen2(std::string_view text) { return pre::runStages(text, {matchLlama3<1>}); }
-TextPieces splitGpt4o(std::string_view text) { return pre::runStages(text, {matchGpt4o}); }
+TextPieces splitGpt2(std::string_view text) {
+    return pre::runStages(text, {pre::matchGpt2});
+}
+TextPieces splitLlama3(std::string_view text) {
+    return pre::runStages(text, {matchLlama3<3>});
+}
+TextPieces splitQwen2(std::string_view text) {
+    return pre::runStages(text, {matchLlama3<1>});
+}
+TextPieces splitGpt4o(std::string_view text) {
+    return pre::runStages(text, {matchGpt4o});
+}
 
 const PreTokenizer* findPreTokenizer(std::string_view name) {
     for (const PreTokenizer& row : kPreTokenizers) {

@@ -25,7 +25,7 @@ public:
     explicit Chars(std::string_view text);
     size_t size() const { return m_chars.size(); }
     const Char& operator[](size_t i) const { return m_chars[i]; }
-    // Code point at i, or 0 when i >= end (0 never matches a rule: text is split there).
+    // Code point at i, or 0 when i >= end (no rule looks for U+0000).
     char32_t cp(size_t i, size_t end) const { return i < end ? m_chars[i].cp : 0; }
     bool is(size_t i, size_t end, CodePointClass cls) const {
         return i < end && m_chars[i].cls == cls;
@@ -57,8 +57,7 @@ size_t matchGpt2(const Chars& chars, size_t i, size_t end);
 size_t matchContraction(const Chars& chars, size_t i, size_t end);
 
 // The end of the run of characters from i for which pred holds.
-template <typename Pred>
-size_t runEnd(size_t i, size_t end, Pred pred) {
+template <typename Pred> size_t runEnd(size_t i, size_t end, Pred pred) {
     while (i < end && pred(i)) ++i;
     return i;
 }

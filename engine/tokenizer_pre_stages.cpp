@@ -1,4 +1,5 @@
-// The multi-regex pre-tokenizers (falcon, starcoder, deepseek-llm/coder, llama.cpp's default) as matcher stages.
+// The multi-regex pre-tokenizers (falcon, starcoder, deepseek-llm/coder, llama.cpp's default) as
+// matcher stages.
 #include "engine/tokenizer_pre.h"
 
 #include "engine/tokenizer_pre_impl.h"
@@ -18,8 +19,7 @@ struct Range {
     char32_t last; // inclusive
 };
 
-template <size_t N>
-bool inRanges(const Range (&ranges)[N], char32_t cp) {
+template <size_t N> bool inRanges(const Range (&ranges)[N], char32_t cp) {
     const auto it = std::lower_bound(std::begin(ranges), std::end(ranges), cp,
                                      [](const Range& r, char32_t value) { return r.last < value; });
     return it != std::end(ranges) && it->first <= cp;
@@ -56,13 +56,16 @@ constexpr Range kDeepseekLetters[] = {
 // llama.cpp hands that regex whitespace as U+000B, so the ideographic space never
 // matches it (it is taken by \s? instead).
 constexpr Range kDeepseekPunct[] = {
-    {0x21, 0x2F}, {0x3A, 0x7E}, {0x2018, 0x201F}, {0x3001, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
+    {0x21, 0x2F},     {0x3A, 0x7E},     {0x2018, 0x201F},
+    {0x3001, 0x3002}, {0xFF01, 0xFF0F}, {0xFF1A, 0xFF5E},
 };
 
 // [一-龥ࠀ-一가-퟿]: CJK ideographs to U+9FA5, U+0800..U+4E00, Hangul syllables and on.
 constexpr Range kDeepseekCjk[] = {{0x800, 0x9FA5}, {0xAC00, 0xD7FF}};
 
-bool isAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
+bool isAsciiDigit(char32_t c) {
+    return c >= '0' && c <= '9';
+}
 
 // [\r\n]
 size_t matchNewline(const Chars& s, size_t i, size_t end) {
@@ -71,7 +74,9 @@ size_t matchNewline(const Chars& s, size_t i, size_t end) {
 }
 
 // \p{N}
-size_t matchDigit(const Chars& s, size_t i, size_t end) { return s.number(i, end) ? i + 1 : i; }
+size_t matchDigit(const Chars& s, size_t i, size_t end) {
+    return s.number(i, end) ? i + 1 : i;
+}
 
 // \p{N}+
 size_t matchDigits(const Chars& s, size_t i, size_t end) {
@@ -87,8 +92,7 @@ size_t matchThreeAsciiDigits(const Chars& s, size_t i, size_t end) {
 }
 
 // [\p{P}$+<=>^~|`]+ (falcon) and [\p{P}$+<=>^~|]+ (default)
-template <bool kBacktick>
-size_t matchPunctRun(const Chars& s, size_t i, size_t end) {
+template <bool kBacktick> size_t matchPunctRun(const Chars& s, size_t i, size_t end) {
     return runEnd(i, end, [&](size_t j) {
         const char32_t c = s.cp(j, end);
         return s.punct(j, end) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' ||
@@ -113,15 +117,13 @@ size_t matchSpacePunct(const Chars& s, size_t i, size_t end) {
 }
 
 size_t matchDeepseekLetters(const Chars& s, size_t i, size_t end) {
-    return matchSpaceThenRun(s, i, end, [&](size_t j) {
-        return j < end && inRanges(kDeepseekLetters, s[j].cp);
-    });
+    return matchSpaceThenRun(
+        s, i, end, [&](size_t j) { return j < end && inRanges(kDeepseekLetters, s[j].cp); });
 }
 
 size_t matchDeepseekPunct(const Chars& s, size_t i, size_t end) {
-    return matchSpaceThenRun(s, i, end, [&](size_t j) {
-        return j < end && inRanges(kDeepseekPunct, s[j].cp);
-    });
+    return matchSpaceThenRun(
+        s, i, end, [&](size_t j) { return j < end && inRanges(kDeepseekPunct, s[j].cp); });
 }
 
 // \s+$: a whitespace run that reaches the end of the piece.

@@ -1,4 +1,5 @@
-// BPE pre-tokenizers on hand-written strings, and the Llama 3 and Qwen 3 vocabularies against llama.cpp's vectors.
+// BPE pre-tokenizers on hand-written strings, and the Llama 3 and Qwen 3 vocabularies against
+// llama.cpp's vectors.
 #include "engine/gguf.h"
 #include "engine/tokenizer.h"
 #include "engine/tokenizer_pre.h"
@@ -30,7 +31,8 @@ V split(std::string_view name, std::string_view text) {
         return {};
     }
     V pieces;
-    for (const auto& [offset, length] : row->split(text)) pieces.emplace_back(text.substr(offset, length));
+    for (const auto& [offset, length] : row->split(text))
+        pieces.emplace_back(text.substr(offset, length));
     return pieces;
 }
 
@@ -65,9 +67,9 @@ TEST(PreTokenizer, Gpt4oSplitsCaseRunsAndKeepsContractionsOnTheWord) {
 }
 
 TEST(PreTokenizer, FalconSplitsPunctuationFirstAndDigitsInThrees) {
-    EXPECT_EQ(split("falcon", "x = a+b; // I'M 1234567"),
-              (V{"x", " ", "=", " a", "+", "b", ";", " ", "//", " I", "'", "M", " ", "123", "456",
-                 "7"}));
+    EXPECT_EQ(
+        split("falcon", "x = a+b; // I'M 1234567"),
+        (V{"x", " ", "=", " a", "+", "b", ";", " ", "//", " I", "'", "M", " ", "123", "456", "7"}));
     EXPECT_EQ(split("falcon", "a\n\n  b"), (V{"a", "\n\n ", " b"}));
     EXPECT_EQ(split("falcon", "中文😀!!"), (V{"中文", "😀", "!!"}));
 }
@@ -176,7 +178,8 @@ TEST(TokenizerVectors, Llama3) {
 TEST(TokenizerVectors, Llama3ControlTokenTextStaysText) {
     MB_REQUIRE_DATA(gguf, "vocab/ggml-vocab-llama3.gguf");
     const auto tokenizer = test::loadTokenizer(gguf);
-    const std::string text = "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>";
+    const std::string text =
+        "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>";
     const auto ids = tokenizer->encode(text, false);
     for (const char* special : {"<|begin_of_text|>", "<|start_header_id|>", "<|eot_id|>"}) {
         const int32_t id = idOf(*tokenizer, special);
@@ -204,7 +207,8 @@ TEST(TokenizerVectors, Qwen3) {
     if (tokenizer->bos() >= 0) withBos = checkVectors(*tokenizer, cases, true, {tokenizer->bos()});
     std::printf("[ vectors  ] qwen3 %zu/%zu without BOS, %zu/%zu with the file's BOS default, "
                 "%zu/%zu with BOS (id %d)\n",
-                plain, cases.size(), byDefault, cases.size(), withBos, cases.size(), tokenizer->bos());
+                plain, cases.size(), byDefault, cases.size(), withBos, cases.size(),
+                tokenizer->bos());
     EXPECT_EQ(plain, kVectorCases);
     EXPECT_EQ(byDefault, kVectorCases);
     EXPECT_EQ(withBos, kVectorCases);
