@@ -1,5 +1,4 @@
-// The pre-tokenizer table, the stage runner, and the single-pattern splits (GPT-2, Llama 3, Qwen 2,
-// GPT-4o).
+// The pre-tokenizer table, the stage runner, and the one-regex splits (GPT-2, Llama 3, GPT-4o).
 #include "engine/tokenizer_pre.h"
 
 #include "engine/tokenizer_pre_impl.h"

@@ -1,5 +1,4 @@
-// The multi-regex pre-tokenizers (falcon, starcoder, deepseek-llm/coder, llama.cpp's default) as
-// matcher stages.
+// The multi-regex pre-tokenizers (falcon, starcoder, deepseek, llama.cpp's default) as stages.
 #include "engine/tokenizer_pre.h"
 
 #include "engine/tokenizer_pre_impl.h"

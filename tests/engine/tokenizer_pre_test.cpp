@@ -1,5 +1,4 @@
-// BPE pre-tokenizers on hand-written strings, and the Llama 3 and Qwen 3 vocabularies against
-// llama.cpp's vectors.
+// BPE pre-tokenizers on hand-written strings; Llama 3 and Qwen 3 against llama.cpp's vectors.
 #include "engine/gguf.h"
 #include "engine/tokenizer.h"
 #include "engine/tokenizer_pre.h"
