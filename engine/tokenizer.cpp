@@ -1,25 +1,14 @@
 // Tokenizer construction and the model-independent parts: decoding and streaming text out.
 #include "engine/tokenizer.h"
-#include "engine/quote.h"
 
 #include "engine/gguf.h"
 #include "engine/tokenizer_bpe.h"
 #include "engine/tokenizer_spm.h"
 #include "engine/unicode.h"
 
-#include <algorithm>
-#include <array>
-
 namespace mb::engine {
 
 namespace {
-
-// Pre-tokenizer names (tokenizer.ggml.pre) whose split is exactly GPT-2's pattern, the
-// only one implemented. Others (llama3, qwen2, ...) split differently, and using GPT-2's
-// split for them would encode quietly wrong, so they are refused.
-constexpr std::array<std::string_view, 6> kGpt2Pretokenizers = {
-    "", "gpt-2", "phi-2", "roberta-bpe", "olmo", "jais",
-};
 
 void checkVocab(const Vocab& vocab) {
     const size_t n = vocab.tokens.size();
@@ -57,9 +46,7 @@ std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
         return tokenizer;
     }
     case TokenizerModel::Bpe:
-        if (std::find(kGpt2Pretokenizers.begin(), kGpt2Pretokenizers.end(), vocab.pre) ==
-            kGpt2Pretokenizers.end())
-            throw GgufError("unsupported BPE pre-tokenizer " + quoteName(vocab.pre));
+        // Throws for a pre-tokenizer name outside engine/tokenizer_pre.cpp's table.
         return std::make_unique<BpeTokenizer>(std::move(vocab));
     }
     throw GgufError("unknown tokenizer model");

@@ -21,9 +21,11 @@ public:
     // vocabulary it cannot use.
     static std::unique_ptr<Tokenizer> create(Vocab vocab);
 
-    // Token ids for `text`. Special tokens in the text are not parsed (they are plain
-    // text). With addBos and a BOS id, the BOS id comes first. SPM adds the implicit
-    // leading space when the vocabulary says so (and the text is not empty).
+    // Token ids for `text`. Control tokens in the text (<|im_start|>, <s>, ...) are not
+    // parsed: they are plain text. BPE matches user-defined added tokens (Qwen's <think>)
+    // as whole tokens, as llama.cpp does. With addBos and a BOS id, the BOS id comes
+    // first. SPM adds the implicit leading space when the vocabulary says so (and the
+    // text is not empty).
     virtual std::vector<int32_t> encode(std::string_view text, bool addBos) const = 0;
 
     // The raw bytes a token stands for when it follows other tokens: SPM maps U+2581 to

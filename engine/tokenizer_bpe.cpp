@@ -1,9 +1,11 @@
-// GPT-2 style byte-level BPE tokenizer (GGUF model "gpt2"): regex pre-tokenizer, ranked merges.
+// Byte-level BPE tokenizer (GGUF model "gpt2"): a named pre-tokenizer, then ranked merges.
 #include "engine/tokenizer_bpe.h"
 
 #include "engine/gguf.h"
+#include "engine/quote.h"
 #include "engine/unicode.h"
 
+#include <algorithm>
 #include <queue>
 
 namespace mb::engine {
@@ -36,12 +38,6 @@ constexpr std::array<int16_t, kAlphabetEnd> makeAlphabetBytes() {
 constexpr auto kByteAlphabet = makeByteAlphabet();
 constexpr auto kAlphabetBytes = makeAlphabetBytes();
 
-struct Char {
-    CodePointClass cls;
-    char32_t cp;
-    size_t offset; // byte offset in the text
-};
-
 struct Symbol {
     int32_t id; // -1 once merged into its left neighbour
     int prev;
@@ -67,64 +63,13 @@ struct CandidateOrder {
     }
 };
 
-bool isContractionTail(char32_t a) {
-    return a == 's' || a == 't' || a == 'm' || a == 'd';
-}
-
-// Index one past the GPT-2 pre-token that starts at chars[i] (i < chars.size()).
-size_t gpt2TokenEnd(const std::vector<Char>& chars, size_t i) {
-    const size_t n = chars.size();
-    const auto runEnd = [&](size_t j, CodePointClass cls) {
-        while (j < n && chars[j].cls == cls) ++j;
-        return j;
-    };
-    const auto cpAt = [&](size_t j) { return j < n ? chars[j].cp : char32_t(0); };
-
-    // The alternatives in pattern order; the first that matches at i wins.
-    const char32_t c = chars[i].cp;
-    if (c == '\'') {
-        if (isContractionTail(cpAt(i + 1))) return i + 2;
-        const char32_t a = cpAt(i + 1), b = cpAt(i + 2);
-        if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
-            return i + 3;
-    }
-    // " ?X+" for X = letters, numbers, other: an optional ASCII space, then a run.
-    const size_t start = (c == ' ' && i + 1 < n) ? i + 1 : i;
-    const CodePointClass cls = chars[start].cls;
-    if (cls != CodePointClass::Whitespace) return runEnd(start, cls);
-    // \s+(?!\S): the whitespace run, minus its last character when a non-space follows
-    // (that one then leads the next pre-token); a single whitespace character before a
-    // non-space falls to the plain \s+.
-    const size_t wsEnd = runEnd(i, CodePointClass::Whitespace);
-    return (wsEnd == n || wsEnd - i == 1) ? wsEnd : wsEnd - 1;
-}
-
 } // namespace
 
-std::vector<std::pair<size_t, size_t>> splitGpt2(std::string_view text) {
-    std::vector<Char> chars;
-    chars.reserve(text.size());
-    for (size_t pos = 0; pos < text.size();) {
-        const Utf8Char c = decodeUtf8(text, pos);
-        const CodePointClass cls =
-            c.status == Utf8Status::Ok ? codePointClass(c.codePoint) : CodePointClass::Other;
-        chars.push_back({cls, c.codePoint, pos});
-        pos += c.length;
-    }
-    const auto offsetOf = [&](size_t i) {
-        return i < chars.size() ? chars[i].offset : text.size();
-    };
-
-    std::vector<std::pair<size_t, size_t>> pieces;
-    for (size_t i = 0; i < chars.size();) {
-        const size_t end = gpt2TokenEnd(chars, i);
-        pieces.emplace_back(offsetOf(i), offsetOf(end) - offsetOf(i));
-        i = end;
-    }
-    return pieces;
-}
-
 BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
+    m_pre = findPreTokenizer(m_vocab.pre);
+    if (!m_pre)
+        throw GgufError("unsupported BPE pre-tokenizer " + quoteName(m_vocab.pre) +
+                        " (supported: " + preTokenizerNames() + ")");
     const size_t n = m_vocab.tokens.size();
     m_tokenIds.reserve(n);
     m_pieces.resize(n);
@@ -138,6 +83,7 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         // User-defined tokens are stored as plain text, not in the byte alphabet.
         if (kind == TokenKind::UserDefined) {
             m_pieces[i] = text;
+            if (!text.empty()) m_userTokens.push_back(id);
             continue;
         }
         std::string& piece = m_pieces[i];
@@ -160,6 +106,11 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
             throw GgufError("byte-level BPE vocabulary has no token for byte " + std::to_string(b));
         m_byteIds[b] = it->second;
     }
+
+    // Longest first, as llama.cpp matches them; ties by id for a fixed order.
+    std::stable_sort(m_userTokens.begin(), m_userTokens.end(), [&](int32_t a, int32_t b) {
+        return m_vocab.tokens[static_cast<size_t>(a)].size() > m_vocab.tokens[static_cast<size_t>(b)].size();
+    });
 
     m_merges.reserve(m_vocab.merges.size());
     std::string joined;
@@ -225,12 +176,68 @@ void BpeTokenizer::encodeWord(std::string_view word, std::vector<int32_t>& ids) 
     for (int i = 0; i >= 0; i = symbols[i].next) ids.push_back(symbols[i].id);
 }
 
+void BpeTokenizer::encodeText(std::string_view text, std::vector<int32_t>& ids) const {
+    std::string spelled; // a word in the byte alphabet, for ignoreMerges
+    for (const auto& [offset, length] : m_pre->split(text)) {
+        const std::string_view word = text.substr(offset, length);
+        if (m_pre->ignoreMerges) {
+            spelled.clear();
+            for (const char b : word) appendUtf8(spelled, kByteAlphabet[static_cast<uint8_t>(b)]);
+            if (const auto it = m_tokenIds.find(spelled); it != m_tokenIds.end()) {
+                ids.push_back(it->second);
+                continue;
+            }
+        }
+        encodeWord(word, ids);
+    }
+}
+
+namespace {
+
+// A stretch of the text: plain text (id -1) or one whole user-defined token.
+struct Span {
+    size_t offset;
+    size_t length;
+    int32_t id;
+};
+
+// Splits every text span of `spans` at each occurrence of `token` (left to right).
+void splitAt(std::string_view text, std::string_view token, int32_t id, std::vector<Span>& spans) {
+    std::vector<Span> out;
+    out.reserve(spans.size());
+    for (const Span& span : spans) {
+        if (span.id >= 0) {
+            out.push_back(span);
+            continue;
+        }
+        const std::string_view part = text.substr(span.offset, span.length);
+        size_t from = 0;
+        for (size_t at; (at = part.find(token, from)) != std::string_view::npos;) {
+            if (at > from) out.push_back({span.offset + from, at - from, -1});
+            out.push_back({span.offset + at, token.size(), id});
+            from = at + token.size();
+        }
+        if (from < part.size()) out.push_back({span.offset + from, part.size() - from, -1});
+    }
+    spans.swap(out);
+}
+
+} // namespace
+
 std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool addBos) const {
     std::vector<int32_t> ids;
     ids.reserve(text.size() / 3 + 2);
     if (addBos && m_vocab.bos >= 0) ids.push_back(m_vocab.bos);
-    for (const auto& [offset, length] : splitGpt2(text))
-        encodeWord(text.substr(offset, length), ids);
+    if (text.empty()) return ids;
+    std::vector<Span> spans{{0, text.size(), -1}};
+    for (const int32_t id : m_userTokens)
+        splitAt(text, m_vocab.tokens[static_cast<size_t>(id)], id, spans);
+    for (const Span& span : spans) {
+        if (span.id >= 0)
+            ids.push_back(span.id);
+        else
+            encodeText(text.substr(span.offset, span.length), ids);
+    }
     return ids;
 }
 

@@ -1,4 +1,4 @@
-// UTF-8 decoding and encoding, and the code point classes the BPE pre-tokenizer needs.
+// UTF-8 decoding and encoding, and the code point classes the BPE pre-tokenizers need.
 #include "engine/unicode.h"
 
 #include <algorithm>
@@ -25,6 +25,26 @@ constexpr std::array<CodePointClass, 128> makeAsciiClasses() {
 }
 
 constexpr std::array<CodePointClass, 128> kAsciiClasses = makeAsciiClasses();
+
+struct CodePointRange {
+    char32_t first;
+    char32_t last; // inclusive
+};
+
+// \p{P} ranges, generated.
+constexpr CodePointRange kPunctuationRanges[] = {
+#include "engine/unicode_punct.inc"
+};
+
+constexpr std::array<bool, 128> makeAsciiPunctuation() {
+    std::array<bool, 128> punct{};
+    for (const CodePointRange& r : kPunctuationRanges) {
+        for (char32_t cp = r.first; cp <= r.last && cp < 128; ++cp) punct[cp] = true;
+    }
+    return punct;
+}
+
+constexpr std::array<bool, 128> kAsciiPunctuation = makeAsciiPunctuation();
 
 } // namespace
 
@@ -121,6 +141,15 @@ CodePointClass codePointClass(char32_t cp) {
     auto it =
         std::upper_bound(std::begin(kClassRuns), std::end(kClassRuns), (uint32_t(cp) << 2) | 3u);
     return CodePointClass(*(it - 1) & 3u);
+}
+
+bool isPunctuation(char32_t cp) {
+    if (cp < 128) return kAsciiPunctuation[cp];
+    // The first range that ends at or after cp.
+    const auto it = std::lower_bound(
+        std::begin(kPunctuationRanges), std::end(kPunctuationRanges), cp,
+        [](const CodePointRange& r, char32_t value) { return r.last < value; });
+    return it != std::end(kPunctuationRanges) && it->first <= cp;
 }
 
 } // namespace mb::engine

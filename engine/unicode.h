@@ -1,4 +1,4 @@
-// UTF-8 decoding and encoding, and the code point classes the BPE pre-tokenizer needs.
+// UTF-8 decoding and encoding, and the code point classes the BPE pre-tokenizers need.
 #pragma once
 
 #include <cstddef>
@@ -43,5 +43,9 @@ enum class CodePointClass : uint8_t { Other = 0, Letter = 1, Number = 2, Whitesp
 
 // From generated range tables (tools/gen_unicode_tables.py); ASCII is a direct lookup.
 CodePointClass codePointClass(char32_t cp);
+
+// \p{P}: Unicode's punctuation categories (Pc Pd Ps Pe Pi Pf Po). ASCII $+<=>^`|~ are
+// symbols (S*), not punctuation. Generated ranges; one binary search above ASCII.
+bool isPunctuation(char32_t cp);
 
 } // namespace mb::engine

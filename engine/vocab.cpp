@@ -3,6 +3,7 @@
 #include "engine/quote.h"
 
 #include "engine/gguf.h"
+#include "engine/tokenizer_pre.h"
 
 #include <limits>
 #include <string>
@@ -144,8 +145,10 @@ Vocab Vocab::fromGguf(const GgufFile& file) {
     vocab.pad = readTokenId(file, "tokenizer.ggml.padding_token_id", n);
 
     // Defaults as llama.cpp applies them: SentencePiece models want BOS and the dummy
-    // space prefix; GPT-2 style BPE wants neither (GPT-2 was trained without a BOS).
-    vocab.addBos = readBool(file, kAddBosKey, spm);
+    // space prefix; GPT-2 style BPE wants neither (GPT-2 was trained without a BOS),
+    // except where the pre-tokenizer's row says so (Llama 3 files have no key and want BOS).
+    const PreTokenizer* pre = spm ? nullptr : findPreTokenizer(vocab.pre);
+    vocab.addBos = readBool(file, kAddBosKey, spm || (pre && pre->addBos));
     vocab.addSpacePrefix = readBool(file, kAddSpacePrefixKey, spm);
     return vocab;
 }

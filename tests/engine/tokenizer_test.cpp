@@ -5,6 +5,7 @@
 #include "engine/unicode.h"
 #include "engine/vocab.h"
 #include "test_data.h"
+#include "tokenizer_vectors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -20,59 +22,12 @@ namespace mb::engine {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr size_t kVectorCases = 46;
-constexpr std::string_view kCaseSeparator = "\n__ggml_vocab_test__\n";
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-struct VectorCase {
-    std::string text;
-    std::vector<int32_t> ids;
-};
-
-// The .inp/.out pair: each input string is followed by the separator; each output line
-// holds the ids of one string.
-std::vector<VectorCase> readVectors(const fs::path& inp, const fs::path& out) {
-    const std::string inputs = readFile(inp);
-    std::vector<VectorCase> cases;
-    for (size_t pos = 0;;) {
-        const size_t end = inputs.find(kCaseSeparator, pos);
-        if (end == std::string::npos) break;
-        cases.push_back({inputs.substr(pos, end - pos), {}});
-        pos = end + kCaseSeparator.size();
-    }
-    std::istringstream lines(readFile(out));
-    std::string line;
-    for (VectorCase& c : cases) {
-        if (!std::getline(lines, line)) break;
-        std::istringstream ids(line);
-        for (int32_t id; ids >> id;) c.ids.push_back(id);
-    }
-    return cases;
-}
-
-std::unique_ptr<Tokenizer> loadTokenizer(const fs::path& path) {
-    const GgufFile file = GgufFile::open(path.string());
-    return Tokenizer::create(Vocab::fromGguf(file));
-}
-
-// Every case encodes (without BOS) to the expected ids; returns the number that did.
-size_t checkVectors(const Tokenizer& tokenizer, const std::vector<VectorCase>& cases) {
-    size_t passed = 0;
-    for (size_t i = 0; i < cases.size(); ++i) {
-        SCOPED_TRACE("case " + std::to_string(i) + ": \"" + cases[i].text + "\"");
-        const std::vector<int32_t> ids = tokenizer.encode(cases[i].text, false);
-        EXPECT_EQ(ids, cases[i].ids);
-        passed += ids == cases[i].ids;
-    }
-    return passed;
-}
+using test::checkVectors;
+using test::kVectorCases;
+using test::loadTokenizer;
+using test::readFile;
+using test::readVectors;
+using test::VectorCase;
 
 TEST(Tokenizer, LlamaSpmVectors) {
     MB_REQUIRE_DATA(gguf, "vocab/ggml-vocab-llama-spm.gguf");
@@ -309,12 +264,57 @@ TEST(Tokenizer, BpeAppliesMergesByRank) {
     EXPECT_EQ(tokenizer->piece(259), "");
 }
 
-TEST(Tokenizer, BpeRefusesOtherPretokenizers) {
+TEST(Tokenizer, BpeIgnoreMergesEmitsWholeWordTokens) {
+    // "aaa" is a token no merge builds: GPT-2 merges to (aa)(a); Llama 3's ignore_merges
+    // takes the word whole.
     Vocab vocab = tinyBpeVocab({"a a"});
-    vocab.pre = "llama3";
-    EXPECT_THROW(Tokenizer::create(vocab), GgufError);
-    vocab.pre = "gpt-2";
-    EXPECT_NO_THROW(Tokenizer::create(vocab));
+    vocab.tokens.push_back("aaa");
+    vocab.kinds.push_back(TokenKind::Normal);
+    const auto aaa = static_cast<int32_t>(vocab.tokens.size() - 1);
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaa", false), (std::vector<int32_t>{256, 'a'}));
+    vocab.pre = "llama-bpe";
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaa", false), (std::vector<int32_t>{aaa}));
+    EXPECT_EQ(Tokenizer::create(vocab)->encode("aaaa", false), (std::vector<int32_t>{256, 256}));
+}
+
+TEST(Tokenizer, BpeMatchesUserDefinedTokensLongestFirstButNotControlOnes) {
+    Vocab vocab = tinyBpeVocab({"a a"});
+    const auto add = [&](const char* text, TokenKind kind) {
+        vocab.tokens.push_back(text);
+        vocab.kinds.push_back(kind);
+        return static_cast<int32_t>(vocab.tokens.size() - 1);
+    };
+    const int32_t ab = add("ab", TokenKind::UserDefined);
+    const int32_t abc = add("abc", TokenKind::UserDefined);
+    const int32_t spaced = add("<u v>", TokenKind::UserDefined);
+    add("<|c|>", TokenKind::Control);
+    const auto tokenizer = Tokenizer::create(vocab);
+    const std::string text = "xabcab<u v><|c|>";
+    EXPECT_EQ(tokenizer->encode(text, false),
+              (std::vector<int32_t>{'x', abc, ab, spaced, '<', '|', 'c', '|', '>'}));
+    EXPECT_EQ(tokenizer->decode(tokenizer->encode(text, false)), text);
+    EXPECT_EQ(tokenizer->encode("", false), std::vector<int32_t>{});
+}
+
+TEST(Tokenizer, BpeRefusesUnknownPretokenizersNamingTheKnownOnes) {
+    Vocab vocab = tinyBpeVocab({"a a"});
+    vocab.pre = "no-such-split";
+    try {
+        Tokenizer::create(vocab);
+        FAIL() << "expected an error";
+    } catch (const GgufError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("unsupported BPE pre-tokenizer 'no-such-split'"), std::string::npos)
+            << message;
+        for (const char* name : {"gpt-2", "llama-bpe", "qwen2", "falcon", "starcoder", "smollm",
+                                 "deepseek-llm", "deepseek-coder", "gpt-4o"})
+            EXPECT_NE(message.find(name), std::string::npos) << name << " in " << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+    for (const char* name : {"gpt-2", "llama3", "llama-bpe", "qwen2", "gpt-4o", "default"}) {
+        vocab.pre = name;
+        EXPECT_NO_THROW(Tokenizer::create(vocab)) << name;
+    }
 }
 
 std::vector<std::string> gpt2Split(std::string_view text) {
@@ -431,6 +431,20 @@ TEST(Vocab, ReadsKeysAndDefaults) {
     EXPECT_EQ(bpe.merges, std::vector<std::string>{"a a"});
     EXPECT_FALSE(bpe.addBos);
     EXPECT_FALSE(bpe.addSpacePrefix);
+
+    // Llama 3 files carry no add_bos_token: llama.cpp adds BOS for llama-bpe; the key,
+    // where present, still decides.
+    const auto llama3 = [](std::optional<bool> addBos) {
+        return VocabFile([&](GgufWriter& w) {
+                   w.set("tokenizer.ggml.model", GgufValue::string("gpt2"));
+                   w.set("tokenizer.ggml.pre", GgufValue::string("llama-bpe"));
+                   w.set("tokenizer.ggml.merges", GgufValue::stringArray({"a a"}));
+                   if (addBos) w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(*addBos));
+               })
+            .read();
+    };
+    EXPECT_TRUE(llama3(std::nullopt).addBos);
+    EXPECT_FALSE(llama3(false).addBos);
 }
 
 TEST(Vocab, RejectsBadMetadata) {
