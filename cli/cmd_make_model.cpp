@@ -48,8 +48,8 @@ void runMakeModel(const MakeModelArgs& a) {
     auto preset = engine::findSyntheticPreset(a.preset);
     if (!preset) throw UsageError("unknown preset '" + a.preset + "' (see make-model --list)");
     if (a.context > 0) preset->config.contextLength = a.context;
-    const auto type = kernels::tensorTypeFromName(a.dtype);
-    if (!type || !engine::isSyntheticWeightType(*type))
+    const auto type = engine::syntheticWeightsFromName(a.dtype);
+    if (!type)
         throw UsageError("unknown --dtype '" + a.dtype + "' (" + engine::syntheticWeightTypeNames() + ")");
     if (std::filesystem::exists(a.out) && !a.force)
         throw UsageError(a.out + " exists (use --force to overwrite)");
@@ -87,7 +87,10 @@ void addMakeModelCommand(CLI::App& root) {
     CLI::App* cmd = root.add_subcommand(
         "make-model", "Write a synthetic model (seeded random weights, real shapes) for speed measurements");
     cmd->add_option("--preset", args->preset, "Shape preset (see --list)");
-    cmd->add_option("--dtype", args->dtype, "Weight type: f32, f16, q8_0 or q4_0")->capture_default_str();
+    cmd->add_option("--dtype", args->dtype,
+                    "Weight type for every matrix (" + engine::syntheticWeightTypeNames() +
+                        "); a mix name such as q4_k_m chooses per tensor as llama-quantize does")
+        ->capture_default_str();
     cmd->add_option("--out,-o", args->out, "Output GGUF path");
     cmd->add_option("--seed", args->seed, "Seed of the weights")->capture_default_str();
     cmd->add_option("--context", args->context,

@@ -1,4 +1,4 @@
-// `modebench-cli quantize`: rewrite a model's weights as f16, q8_0, q4_0 or mixed.
+// `modebench-cli quantize`: rewrite a model's weights as f16, mixed, or one of llama.cpp's file types.
 #include "cli/command_util.h"
 
 #include "engine/quantize_model.h"
@@ -22,7 +22,7 @@ struct QuantizeArgs {
 void runQuantize(const QuantizeArgs& a) {
     requireReadableFile(a.in, "input model");
     const auto target = engine::quantizeTargetFromName(a.type);
-    if (!target) throw UsageError("unknown --type '" + a.type + "' (f16, q8_0, q4_0 or mixed)");
+    if (!target) throw UsageError("unknown --type '" + a.type + "' (" + engine::quantizeTargetNames() + ")");
     std::error_code ec;
     if (std::filesystem::equivalent(a.in, a.out, ec)) throw UsageError("--out must differ from --in");
     if (std::filesystem::exists(a.out) && !a.force) throw UsageError(a.out + " exists (use --force to overwrite)");
@@ -53,12 +53,13 @@ void runQuantize(const QuantizeArgs& a) {
 
 void addQuantizeCommand(CLI::App& root) {
     auto a = std::make_shared<QuantizeArgs>();
-    CLI::App* cmd = root.add_subcommand("quantize", "Rewrite a model's weights as f16, q8_0, q4_0 or mixed");
+    CLI::App* cmd = root.add_subcommand("quantize", "Rewrite a model's weights as f16, mixed, or a llama.cpp file type (q8_0, q4_k_m, ...)");
     cmd->add_option("--in,-i", a->in, "Input GGUF model")->required();
     cmd->add_option("--out,-o", a->out, "Output GGUF path")->required();
     cmd->add_option("--type,-t", a->type,
-                    "f16, q8_0, q4_0, or mixed (Q8_0 projections and output, F16 embedding); rows that blocks "
-                    "cannot cover are written F16, norms keep their type")
+                    "f16, mixed (Q8_0 projections and output, F16 embedding), or a llama.cpp file type with "
+                    "llama-quantize's per-tensor choices: " + engine::quantizeTargetNames() +
+                        "; rows the chosen blocks cannot cover fall back as llama.cpp does, norms keep their type")
         ->required();
     cmd->add_flag("--force", a->force, "Overwrite an existing output file");
     cmd->add_flag("--json", a->json, "Print JSON");

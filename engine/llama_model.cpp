@@ -3,6 +3,7 @@
 #include "engine/quote.h"
 
 #include "engine/model_panels.h"
+#include "engine/quant_mix.h"
 
 #include "kernels/cpu/quant.h"
 
@@ -69,12 +70,18 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
     }
     m->m_precision = options.precision;
     if (options.precision != Precision::Native) {
-        m->convert(m->m_tokenEmbedding, options.precision, true);
+        m->convert(m->m_tokenEmbedding, options.precision, "token_embd.weight");
         if (m->m_tiedOutput) m->m_output = m->m_tokenEmbedding;
-        else m->convert(m->m_output, options.precision, false);
-        for (auto& l : m->m_layers)
-            for (kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-                m->convert(*w, options.precision, false);
+        else m->convert(m->m_output, options.precision, "output.weight");
+        for (size_t l = 0; l < m->m_layers.size(); ++l) {
+            LayerWeights& w = m->m_layers[l];
+            const std::string p = "blk." + std::to_string(l) + ".";
+            const std::pair<kernels::WeightMatrix*, const char*> matrices[] = {
+                {&w.wq, "attn_q.weight"},   {&w.wk, "attn_k.weight"},     {&w.wv, "attn_v.weight"},
+                {&w.wo, "attn_output.weight"}, {&w.gate, "ffn_gate.weight"}, {&w.up, "ffn_up.weight"},
+                {&w.down, "ffn_down.weight"}};
+            for (const auto& [matrix, name] : matrices) m->convert(*matrix, options.precision, p + name);
+        }
     }
     if (options.prefault) m->prefaultWeights();
     m->m_loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -82,25 +89,47 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
 }
 
 namespace {
-kernels::TensorType targetType(Precision p, kernels::TensorType current, int64_t cols, bool embedding) {
-    using kernels::TensorType;
-    TensorType want = current;
+// The llama-quantize mix a precision stands for (q4_0 and the k-quants; the others are one type).
+std::optional<QuantizeTarget> mixOf(Precision p) {
     switch (p) {
-    case Precision::Native: return current;
+    case Precision::Q2_K: return QuantizeTarget::Q2_K;
+    case Precision::Q3_K_M: return QuantizeTarget::Q3_K_M;
+    case Precision::Q4_K_S: return QuantizeTarget::Q4_K_S;
+    case Precision::Q4_K_M: return QuantizeTarget::Q4_K_M;
+    case Precision::Q5_K_M: return QuantizeTarget::Q5_K_M;
+    case Precision::Q6_K: return QuantizeTarget::Q6_K;
+    case Precision::IQ4_NL: return QuantizeTarget::IQ4_NL;
+    case Precision::Q4_0: return QuantizeTarget::Q4_0; // output Q6_K, as llama-quantize writes q4_0 files
+    case Precision::Native:
+    case Precision::F32:
+    case Precision::F16:
+    case Precision::Mixed:
+    case Precision::Int8: return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+kernels::TensorType targetType(Precision p, const LlamaConfig& c, bool tied, const kernels::WeightMatrix& w,
+                               const std::string& name) {
+    using kernels::TensorType;
+    if (const auto mix = mixOf(p))
+        return chooseTensorType(*mix, MixModel{c.layers, c.heads, c.kvHeads, !tied}, name, w.cols, 2, w.type);
+    TensorType want = w.type;
+    switch (p) {
     case Precision::F32: want = TensorType::F32; break;
     case Precision::F16: want = TensorType::F16; break;
-    case Precision::Mixed: want = embedding ? TensorType::F16 : TensorType::Q8_0; break;
+    case Precision::Mixed: want = name == "token_embd.weight" ? TensorType::F16 : TensorType::Q8_0; break;
     case Precision::Int8: want = TensorType::Q8_0; break;
-    case Precision::Q4_0: want = TensorType::Q4_0; break;
+    default: return w.type; // Native
     }
     // Rows that blocks cannot cover (e.g. stories260K's 172-wide ffn_down) stay F16.
-    if (cols % kernels::blockSize(want) != 0) want = TensorType::F16;
+    if (w.cols % kernels::blockSize(want) != 0) want = TensorType::F16;
     return want;
 }
 } // namespace
 
-void LlamaModel::convert(kernels::WeightMatrix& w, Precision precision, bool embedding) {
-    const kernels::TensorType to = targetType(precision, w.type, w.cols, embedding);
+void LlamaModel::convert(kernels::WeightMatrix& w, Precision precision, const std::string& name) {
+    const kernels::TensorType to = targetType(precision, m_config, m_tiedOutput, w, name);
     if (to == w.type) return;
     std::vector<uint8_t> out(static_cast<size_t>(w.rows) * kernels::rowBytes(to, w.cols));
     std::vector<float> row(static_cast<size_t>(w.cols));

@@ -33,8 +33,10 @@ struct LoadOptions {
     // Weight types to compute with. Native keeps the file's types (zero copy, views into
     // the mapping); otherwise 2-D weights are requantised into owned buffers at load:
     // f32/f16 -> that type; mixed -> Q8_0 for every projection and the output matrix,
-    // F16 for the embedding; int8 -> Q8_0 everywhere; q4_0 -> Q4_0 everywhere. A matrix
-    // whose rows are not a multiple of the block size is stored F16.
+    // F16 for the embedding; int8 -> Q8_0 everywhere (a matrix whose rows blocks cannot cover
+    // stays F16); q4_0 and the k-quant mixes (q4_k_m, ...) -> the types llama-quantize would
+    // write for that file type (engine/quant_mix.h: output Q6_K, attn_v/ffn_down raised, its
+    // fallbacks for short rows).
     Precision precision = Precision::Native;
     // Touch every page of the weights now, so the first request does not pay for page
     // faults (the fast profile's preload).
@@ -86,7 +88,7 @@ private:
     kernels::WeightMatrix matrix(const std::string& name, int64_t rows, int64_t cols) const;
     std::vector<float> vector(const std::string& name, int64_t n) const;
     // Requantises `w` to the type the precision asks for, into an owned buffer.
-    void convert(kernels::WeightMatrix& w, Precision precision, bool embedding);
+    void convert(kernels::WeightMatrix& w, Precision precision, const std::string& name);
     void prefaultWeights() const;
 
     GgufFile m_file;

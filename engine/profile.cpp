@@ -29,7 +29,11 @@ constexpr EnumName<Truncation> kTruncation[] = {
 constexpr EnumName<ReloadPolicy> kReload[] = {{ReloadPolicy::AfterWarmup, "after_warmup"}, {ReloadPolicy::Hot, "hot"}};
 constexpr EnumName<Precision> kPrecision[] = {{Precision::Native, "native"}, {Precision::F32, "f32"},
                                               {Precision::F16, "f16"},       {Precision::Mixed, "mixed"},
-                                              {Precision::Int8, "int8"},     {Precision::Q4_0, "q4_0"}};
+                                              {Precision::Int8, "int8"},     {Precision::Q4_0, "q4_0"},
+                                              {Precision::Q2_K, "q2_k"},     {Precision::Q3_K_M, "q3_k_m"},
+                                              {Precision::Q4_K_S, "q4_k_s"}, {Precision::Q4_K_M, "q4_k_m"},
+                                              {Precision::Q5_K_M, "q5_k_m"}, {Precision::Q6_K, "q6_k"},
+                                              {Precision::IQ4_NL, "iq4_nl"}};
 
 template <class E, size_t N>
 const char* nameOf(const EnumName<E> (&table)[N], E v) {
@@ -69,6 +73,11 @@ bool boolean(const Json& j, const std::string& key) {
 
 const char* precisionName(Precision p) { return nameOf(kPrecision, p); }
 Precision precisionFromName(const std::string& name) { return parseEnum(kPrecision, Json(name), "precision"); }
+std::vector<std::string> precisionNames() {
+    std::vector<std::string> out;
+    for (const auto& e : kPrecision) out.emplace_back(e.name);
+    return out;
+}
 const char* truncationName(Truncation t) { return nameOf(kTruncation, t); }
 
 Profile Profile::fast() {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mb::engine {
 
@@ -19,8 +20,9 @@ enum class BatchingPolicy { Off, Dynamic };
 enum class Truncation { KeepTail, KeepHeadTail, Reject };
 enum class ReloadPolicy { AfterWarmup, Hot };
 // Weight precision a session computes with (requantised at load when it differs from
-// the file). Native keeps the file's types.
-enum class Precision { Native, F32, F16, Mixed, Int8, Q4_0 };
+// the file). Native keeps the file's types. The k-quant ones are llama-quantize's mixes of the
+// same name (engine/quant_mix.h: which matrix gets which type).
+enum class Precision { Native, F32, F16, Mixed, Int8, Q4_0, Q2_K, Q3_K_M, Q4_K_S, Q4_K_M, Q5_K_M, Q6_K, IQ4_NL };
 
 // Every knob of PRODUCT.md §1. Plain value; copy freely.
 struct Profile {
@@ -59,9 +61,11 @@ struct Profile {
     std::string validate() const;
 };
 
-const char* precisionName(Precision p); // "native", "f32", "f16", "mixed", "int8", "q4_0"
+const char* precisionName(Precision p); // "native", "f32", "f16", "mixed", "int8", "q4_0", "q4_k_m", ...
 // The inverse; throws ProfileError listing the names for anything else.
 Precision precisionFromName(const std::string& name);
+// Every precision name, in enum order.
+std::vector<std::string> precisionNames();
 const char* truncationName(Truncation t);
 
 } // namespace mb::engine

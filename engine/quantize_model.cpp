@@ -11,38 +11,22 @@ namespace mb::engine {
 
 using kernels::TensorType;
 
-std::optional<QuantizeTarget> quantizeTargetFromName(const std::string& name) {
-    if (name == "f16") return QuantizeTarget::F16;
-    if (name == "q8_0") return QuantizeTarget::Q8_0;
-    if (name == "q4_0") return QuantizeTarget::Q4_0;
-    if (name == "mixed") return QuantizeTarget::Mixed;
-    return std::nullopt;
-}
-
 namespace {
 
-TensorType chooseType(QuantizeTarget target, const GgufTensorInfo& t) {
-    if (t.shape.size() < 2) return t.type; // norms and other vectors stay as they are
-    TensorType want = TensorType::F16;
-    switch (target) {
-    case QuantizeTarget::F16: want = TensorType::F16; break;
-    case QuantizeTarget::Q8_0: want = TensorType::Q8_0; break;
-    case QuantizeTarget::Q4_0: want = TensorType::Q4_0; break;
-    case QuantizeTarget::Mixed: want = t.name == "token_embd.weight" ? TensorType::F16 : TensorType::Q8_0; break;
-    }
-    if (static_cast<int64_t>(t.rowLength()) % kernels::blockSize(want) != 0) want = TensorType::F16;
-    return want;
-}
-
-// ggml's general.file_type for the dominant weight type.
-uint32_t fileType(QuantizeTarget t) {
-    switch (t) {
-    case QuantizeTarget::F16: return 1;
-    case QuantizeTarget::Q8_0: return 7;
-    case QuantizeTarget::Q4_0: return 2;
-    case QuantizeTarget::Mixed: return 7;
-    }
-    return 0;
+// The shape facts the mix rules read, from the file's ARCH.* keys (absent keys: one layer, MHA).
+MixModel mixModelOf(const GgufFile& in) {
+    MixModel m;
+    const GgufValue* arch = in.find("general.architecture");
+    const std::string prefix = arch ? arch->asString() + "." : std::string("llama.");
+    auto integer = [&](const std::string& key, int64_t fallback) {
+        const GgufValue* v = in.find(prefix + key);
+        return v ? v->asInt() : fallback;
+    };
+    m.layers = integer("block_count", 1);
+    m.heads = integer("attention.head_count", 1);
+    m.kvHeads = integer("attention.head_count_kv", m.heads);
+    m.hasOutput = in.findTensor("output.weight") != nullptr;
+    return m;
 }
 
 } // namespace
@@ -55,12 +39,14 @@ void quantizeModel(const std::string& inPath, const std::string& outPath, Quanti
         if (key == "general.alignment") continue; // written by the writer from its constructor
         out.set(key, value);
     }
-    out.set("general.file_type", GgufValue::u32(fileType(target)));
+    out.set("general.file_type", GgufValue::u32(targetInfo(target).fileType));
+    const MixModel mix = mixModelOf(in);
     uint64_t total = 0;
     for (const auto& t : in.tensors()) total += t.elements();
     double done = 0;
     for (const auto& t : in.tensors()) {
-        const TensorType to = chooseType(target, t);
+        const TensorType to =
+            chooseTensorType(target, mix, t.name, static_cast<int64_t>(t.rowLength()), t.shape.size(), t.type);
         out.addTensor(t.name, to, t.shape, [&, to](const GgufWriter::Sink& sink) {
             const auto cols = static_cast<int64_t>(t.rowLength());
             const size_t inRow = kernels::rowBytes(t.type, cols);

@@ -1,21 +1,17 @@
-// Rewriting a GGUF model with its weights in another precision (f16, q8_0, q4_0, mixed).
+// Rewriting a GGUF model with its weights in another precision (a QuantizeTarget: f16, mixed, or one
+// of llama.cpp's file types such as q8_0, q4_0, q4_k_m).
 #pragma once
 
+#include "engine/quant_mix.h"
 #include "engine/synthetic_model.h"
 
 #include <string>
 
 namespace mb::engine {
 
-enum class QuantizeTarget { F16, Q8_0, Q4_0, Mixed };
-
-// "f16", "q8_0", "q4_0", "mixed"; nullopt otherwise.
-std::optional<QuantizeTarget> quantizeTargetFromName(const std::string& name);
-
 // Copies every metadata key of `inPath` (general.file_type updated) and every tensor,
-// converting 2-D weights: f16/q8_0/q4_0 -> that type; mixed -> Q8_0 for the projections
-// and the output matrix, F16 for the token embedding. 1-D tensors (norms) keep their
-// type. A matrix whose rows are not a multiple of the block size is written F16.
+// converting 2-D weights to the types chooseTensorType gives (engine/quant_mix.h). 1-D tensors
+// (norms) keep their type.
 // Streams row by row (no second copy of the model in memory) to a temporary file renamed
 // into place at the end. Throws GgufError/ModelError/std::runtime_error; `progress`
 // returning false cancels (no output file is left).

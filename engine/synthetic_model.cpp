@@ -62,13 +62,26 @@ bool isSyntheticWeightType(TensorType type) {
     return kernels::traits(type).fromFloat != nullptr && type != TensorType::BF16 && type != TensorType::Q8_K;
 }
 
-std::string syntheticWeightTypeNames() {
-    std::vector<std::string_view> names;
+std::optional<SyntheticWeights> syntheticWeightsFromName(std::string_view name) {
+    if (const auto t = kernels::tensorTypeFromName(name); t && isSyntheticWeightType(*t))
+        return SyntheticWeights{*t, std::nullopt};
+    if (const auto mix = quantizeTargetFromName(name)) return SyntheticWeights{targetInfo(*mix).base, *mix};
+    return std::nullopt;
+}
+
+std::vector<std::string> syntheticWeightNames() {
+    std::vector<std::string> names;
     for (const auto& row : kernels::tensorTypeTable())
-        if (isSyntheticWeightType(row.type)) names.push_back(row.name);
+        if (isSyntheticWeightType(row.type)) names.emplace_back(row.name);
+    for (const auto& t : quantizeTargets())
+        if (!kernels::tensorTypeFromName(t.name)) names.emplace_back(t.name);
+    return names;
+}
+
+std::string syntheticWeightTypeNames() {
+    const std::vector<std::string> names = syntheticWeightNames();
     std::string out;
-    for (size_t i = 0; i < names.size(); ++i)
-        out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+    for (size_t i = 0; i < names.size(); ++i) out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
     return out;
 }
 
@@ -121,8 +134,8 @@ uint64_t syntheticParameterCount(const SyntheticPreset& preset) {
     return n;
 }
 
-void writeSyntheticModel(const SyntheticPreset& p, TensorType type, uint64_t seed, const std::string& path,
-                         const ProgressFn& progress) {
+void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weights, uint64_t seed,
+                         const std::string& path, const ProgressFn& progress) {
     const LlamaConfig& c = p.config;
     GgufWriter w(path);
     w.set("general.architecture", GgufValue::string("llama"));
@@ -130,7 +143,8 @@ void writeSyntheticModel(const SyntheticPreset& p, TensorType type, uint64_t see
     w.set("general.description",
           GgufValue::string("ModeBench synthetic model: seeded random weights with the shapes of " + p.name +
                             "; timing is real, output text is meaningless"));
-    w.set("general.file_type", GgufValue::u32(static_cast<uint32_t>(std::max(0, kernels::traits(type).fileType))));
+    w.set("general.file_type", GgufValue::u32(weights.mix ? targetInfo(*weights.mix).fileType
+                                                     : static_cast<uint32_t>(std::max(0, kernels::traits(weights.type).fileType))));
     w.set("modebench.synthetic.preset", GgufValue::string(p.name));
     w.set("modebench.synthetic.seed", GgufValue::u64(seed));
     w.set("llama.context_length", GgufValue::u32(static_cast<uint32_t>(c.contextLength)));
@@ -159,10 +173,13 @@ void writeSyntheticModel(const SyntheticPreset& p, TensorType type, uint64_t see
     w.set("tokenizer.ggml.add_space_prefix", GgufValue::boolean(true));
 
     const std::vector<TensorPlan> plan = planTensors(p);
+    const MixModel mix{c.layers, c.heads, c.kvHeads, !p.tiedOutput};
     const double total = static_cast<double>(syntheticParameterCount(p));
     double done = 0;
     for (const TensorPlan& t : plan) {
-        TensorType tt = t.isNorm ? TensorType::F32 : type;
+        TensorType tt = t.isNorm ? TensorType::F32 : weights.type;
+        if (!t.isNorm && weights.mix)
+            tt = chooseTensorType(*weights.mix, mix, t.name, t.cols, 2, TensorType::F32);
         if (t.cols % kernels::blockSize(tt) != 0) tt = TensorType::F16;
         const std::vector<uint64_t> shape =
             t.isNorm ? std::vector<uint64_t>{static_cast<uint64_t>(t.cols)}

@@ -368,8 +368,8 @@ void EngineWorker::createModel(qint64 jobId, const QString& preset, const QStrin
     try {
         const auto p = engine::findSyntheticPreset(preset.toStdString());
         if (!p) throw std::runtime_error("unknown preset '" + preset.toStdString() + "'");
-        const auto type = kernels::tensorTypeFromName(dtype.toStdString());
-        if (!type || !engine::isSyntheticWeightType(*type))
+        const auto type = engine::syntheticWeightsFromName(dtype.toStdString());
+        if (!type)
             throw std::runtime_error("unknown weight type '" + dtype.toStdString() + "' (" +
                                      engine::syntheticWeightTypeNames() + ")");
         if (outPath.isEmpty()) throw std::runtime_error("no output file chosen");
@@ -427,7 +427,8 @@ void EngineWorker::quantizeModel(qint64 jobId, const QString& inPath, const QStr
     emit jobStarted(jobId);
     try {
         const auto t = engine::quantizeTargetFromName(target.toStdString());
-        if (!t) throw std::runtime_error("unknown target '" + target.toStdString() + "' (f16, q8_0, q4_0 or mixed)");
+        if (!t) throw std::runtime_error("unknown target '" + target.toStdString() + "' (" + engine::quantizeTargetNames() +
+                                     ")");
         if (outPath.isEmpty()) throw std::runtime_error("no output file chosen");
         if (QFileInfo(inPath).absoluteFilePath() == QFileInfo(outPath).absoluteFilePath())
             throw std::runtime_error("the output file must differ from the input");

@@ -1,6 +1,8 @@
 // ModelsPage: model files in, descriptions out, through the engine thread.
 #include "gui/models_page.h"
 
+#include "engine/profile.h"
+#include "engine/quant_mix.h"
 #include "engine/synthetic_model.h"
 
 #include <QComboBox>
@@ -52,6 +54,8 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
     m_dtype = new QComboBox;
     m_dtype->setObjectName(QStringLiteral("models.dtype"));
     m_dtype->addItems({QStringLiteral("f16"), QStringLiteral("q8_0"), QStringLiteral("q4_0"), QStringLiteral("f32")});
+    for (const std::string& name : engine::syntheticWeightNames()) // then the k-quants and their mixes
+        if (m_dtype->findText(QString::fromStdString(name)) < 0) m_dtype->addItem(QString::fromStdString(name));
     m_seed = new QSpinBox;
     m_seed->setObjectName(QStringLiteral("models.seed"));
     m_seed->setRange(0, 2147483647);
@@ -72,6 +76,9 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
     m_target = new QComboBox;
     m_target->setObjectName(QStringLiteral("models.quantize_target"));
     m_target->addItems({QStringLiteral("q8_0"), QStringLiteral("q4_0"), QStringLiteral("f16"), QStringLiteral("mixed")});
+    for (const auto& t : engine::quantizeTargets()) // then llama.cpp's other file types (q4_k_m, ...)
+        if (m_target->findText(QString::fromUtf8(t.name.data(), static_cast<qsizetype>(t.name.size()))) < 0)
+            m_target->addItem(QString::fromUtf8(t.name.data(), static_cast<qsizetype>(t.name.size())));
     m_quantize = new QPushButton(tr("Quantise…"));
     m_quantize->setObjectName(QStringLiteral("models.quantize"));
     m_quantize->setEnabled(false);
@@ -210,6 +217,9 @@ QWidget* ModelsPage::buildPrecisionBox() {
     m_candidatePrecision->setObjectName(QStringLiteral("models.precision_candidate_precision"));
     m_candidatePrecision->addItems({QStringLiteral("q4_0"), QStringLiteral("int8"), QStringLiteral("mixed"),
                                     QStringLiteral("f16"), QStringLiteral("native"), QStringLiteral("f32")});
+    for (const std::string& name : engine::precisionNames()) // then the k-quant mixes
+        if (m_candidatePrecision->findText(QString::fromStdString(name)) < 0)
+            m_candidatePrecision->addItem(QString::fromStdString(name));
     m_candidatePrecision->setToolTip(tr("The precision the candidate is computed at (native: the file's own types, "
                                         "e.g. a file quantised above)"));
     candRow->addWidget(m_precisionCandidate, 1);

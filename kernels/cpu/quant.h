@@ -43,6 +43,19 @@ void quantizeRowF16(const float* src, void* dst, int64_t n);
 void quantizeRowBF16(const float* src, void* dst, int64_t n);
 // Activations for k-quant products: d = max|x| / 127, q = round(x / d), bsums the sums of 16.
 void quantizeRowQ8_K(const float* src, void* dst, int64_t n);
+// kernels/cpu/quantize_k.cpp: weights to the other block formats (per sub-block least-squares
+// scales and mins, the super-block's scales quantised, values rounded against those). Not
+// llama.cpp's search, and not bit-identical to its files; the error per type is tested.
+void quantizeRowQ2_K(const float* src, void* dst, int64_t n);
+void quantizeRowQ3_K(const float* src, void* dst, int64_t n);
+void quantizeRowQ4_K(const float* src, void* dst, int64_t n);
+void quantizeRowQ5_K(const float* src, void* dst, int64_t n);
+void quantizeRowQ6_K(const float* src, void* dst, int64_t n);
+void quantizeRowIq4Nl(const float* src, void* dst, int64_t n);
+void quantizeRowIq4Xs(const float* src, void* dst, int64_t n);
+void quantizeRowQ4_1(const float* src, void* dst, int64_t n);
+void quantizeRowQ5_0(const float* src, void* dst, int64_t n);
+void quantizeRowQ5_1(const float* src, void* dst, int64_t n);
 
 // Q4_K and Q5_K's packed 6-bit scale and min of sub-block j (0..7) from the 12 bytes.
 inline void scaleMinK4(int j, const uint8_t* q, uint8_t& scale, uint8_t& min) {
