@@ -86,6 +86,29 @@ std::vector<std::pair<size_t, size_t>> runRanges(const std::vector<std::pair<Sid
     return out;
 }
 
+// One bootstrap draw over runs: as many run indices as there are runs, with replacement. Both
+// sides take the same runs: a run measured its two candidates side by side.
+std::vector<size_t> drawRuns(size_t runs, Rng& rng) {
+    std::vector<size_t> out(runs);
+    for (auto& i : out) i = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(runs)));
+    return out;
+}
+
+// The pooled side's request indices of the drawn runs.
+std::vector<size_t> requestsOf(const std::vector<size_t>& picks, const std::vector<std::pair<size_t, size_t>>& ranges) {
+    std::vector<size_t> out;
+    for (size_t k : picks)
+        for (size_t i = ranges[k].first; i < ranges[k].second; ++i) out.push_back(i);
+    return out;
+}
+
+// One bootstrap draw over the requests of a single run.
+std::vector<size_t> drawRequests(size_t n, Rng& rng) {
+    std::vector<size_t> out(n);
+    for (auto& i : out) i = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(n)));
+    return out;
+}
+
 // Each candidate's SLO statistics and throughput across runs; a CV above kHighVarianceCv warns.
 void spreadAcrossRuns(SelectionResult& result, const std::vector<std::pair<Side, Side>>& perRun,
                       const Requirements& req, const std::optional<PriceSheet>& prices, const Workload& w) {
@@ -137,7 +160,7 @@ std::vector<std::string> tieReasons(const SelectionResult& r, size_t runs, bool 
 
 // Verdict, confidence, basis and headline from the pooled decision and its replicates.
 void conclude(SelectionResult& r, size_t runs, bool havePrices) {
-    const bool byScore = r.decidedBy == "score";
+    bool byScore = r.decidedBy == "score";
     const double share =
         r.noise.replicates > 0 ? static_cast<double>(r.noise.agreeing) / static_cast<double>(r.noise.replicates) : 0;
     const std::string agree = std::to_string(r.noise.agreeing) + " of " + std::to_string(r.noise.replicates) + " " +
@@ -145,10 +168,19 @@ void conclude(SelectionResult& r, size_t runs, bool havePrices) {
                                                         : std::string("request bootstraps within the one run"));
     if (r.verdict == Verdict::Recommended && byScore &&
         (std::fabs(r.noise.scoreMargin) < kTieMargin || r.noise.ci95Low <= 0 ||
-         (runs > 1 && share < kClearConfidence)))
-        r.verdict = Verdict::NoClearWinner;
+         (runs > 1 && share < kClearConfidence))) {
+        if (r.dominant) { // the scores cannot tell them apart, the measurements can
+            r.recommendation = *r.dominant;
+            r.decidedBy = "dominance";
+            r.ruleMargin = r.dominance + "; the weighted scores tie at " + r.ruleMargin;
+        } else {
+            r.verdict = Verdict::NoClearWinner;
+        }
+    }
+    byScore = r.decidedBy == "score";
     if (r.verdict != Verdict::Recommended) r.recommendation = Mode::Regular;
-    r.marginWithinNoise = r.verdict == Verdict::NoClearWinner || (byScore && runs < 2);
+    r.marginWithinNoise =
+        r.verdict == Verdict::NoClearWinner || ((byScore || r.decidedBy == "dominance") && runs < 2);
     if (r.verdict == Verdict::Recommended && byScore && runs > 1) r.confidence = share;
 
     if (r.verdict == Verdict::NoneFeasible) {
@@ -164,10 +196,14 @@ void conclude(SelectionResult& r, size_t runs, bool havePrices) {
     }
     const std::string mode = modeName(r.recommendation);
     if (!byScore) {
-        r.basis = "no confidence figure: the " + r.decidedBy +
-                  " rule decided, and a rule reports the margin of the measured value from its threshold";
-        if (runs > 1) r.basis += "; " + agree + " give the same mode";
-        r.headline = mode + " mode, decided by the " + r.decidedBy + " rule: " + r.ruleMargin;
+        r.basis = r.decidedBy == "dominance"
+                      ? "no confidence figure: dominance decided, and it reports the ratio on every metric"
+                      : "no confidence figure: the " + r.decidedBy +
+                            " rule decided, and a rule reports the margin of the measured value from its threshold";
+        if (runs > 1 && r.decidedBy != "dominance") r.basis += "; " + agree + " give the same mode";
+        r.headline = mode + " mode, decided by " +
+                     (r.decidedBy == "dominance" ? std::string("dominance") : "the " + r.decidedBy + " rule") + ": " +
+                     r.ruleMargin;
     } else if (runs > 1) {
         r.basis = "confidence " + num(share, 3) + ": " + agree + " agree; score margin " + num(r.noise.scoreMargin, 3) +
                   ", 95% interval " + num(r.noise.ci95Low, 3) + " to " + num(r.noise.ci95High, 3);
@@ -176,7 +212,7 @@ void conclude(SelectionResult& r, size_t runs, bool havePrices) {
         r.basis = "no confidence figure: one run per candidate measures no run-to-run noise (" + agree + " agree)";
         r.headline = mode + " mode, decided by the weighted score: " + r.ruleMargin;
     }
-    if (r.dominance.rfind(mode + " ", 0) == 0) r.headline += "; " + r.dominance;
+    if (r.dominant == r.recommendation && r.decidedBy != "dominance") r.headline += "; " + r.dominance;
 }
 
 } // namespace
@@ -308,7 +344,9 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
     };
     result.noise.scoreMargin = margin(cf, cr);
     result.scores = {cf, cr};
-    result.dominance = dominanceOf(fast, regular, perRun);
+    const Dominance dominance = dominanceOf(fast, regular, perRun);
+    result.dominance = dominance.sentence;
+    result.dominant = dominance.mode;
 
     // Replicates: bootstrap over runs when there are several, over requests of the one run otherwise.
     std::vector<double> margins;
@@ -319,16 +357,12 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
     for (int b = 0; b < std::max(1, opt.bootstrapReplicates); ++b) {
         std::vector<size_t> fi, ri;
         if (perRun.size() > 1) {
-            for (size_t k = 0; k < perRun.size(); ++k) {
-                const auto pick = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(perRun.size())));
-                for (size_t i = fastRanges[pick].first; i < fastRanges[pick].second; ++i) fi.push_back(i);
-                for (size_t i = regularRanges[pick].first; i < regularRanges[pick].second; ++i) ri.push_back(i);
-            }
+            const auto picks = drawRuns(perRun.size(), rng);
+            fi = requestsOf(picks, fastRanges);
+            ri = requestsOf(picks, regularRanges);
         } else {
-            for (size_t k = 0; k < fast.reqs.size(); ++k)
-                fi.push_back(static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(fast.reqs.size()))));
-            for (size_t k = 0; k < regular.reqs.size(); ++k)
-                ri.push_back(static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(regular.reqs.size()))));
+            fi = drawRequests(fast.reqs.size(), rng);
+            ri = drawRequests(regular.reqs.size(), rng);
         }
         CandidateScore sf, sr;
         const Decision d = decideOn(fi, ri, sf, sr);

@@ -125,7 +125,7 @@ struct InputLengths {
 struct SelectionResult {
     Verdict verdict = Verdict::Recommended;
     Mode recommendation = Mode::Regular; // meaningful when verdict == Recommended
-    std::string decidedBy; // "feasibility", "context", "latency", "cost" or "score"
+    std::string decidedBy; // "feasibility", "context", "latency", "cost", "score" or "dominance"
     // One line for every front end: the verdict, the deciding rule and its margin
     // ("fast mode, by the latency rule: TTFT p95 2,410 ms vs < 3,000 ms").
     std::string headline;
@@ -135,7 +135,8 @@ struct SelectionResult {
     std::optional<double> confidence;
     std::string basis;       // one sentence on where the confidence (or its absence) comes from
     bool marginWithinNoise = true; // a tie, or a score decision whose run noise was not measured
-    std::string dominance;   // "fast is better on all 6 measured metrics, by 4.1–11.9×, ..."; "" if none
+    std::string dominance;   // "fast is better on all 8 measured metrics (...), by 4.1–12×, ..."; "" if none
+    std::optional<Mode> dominant; // the mode that sentence names; it breaks a tie of the scores
     std::vector<std::string> tieReasons; // with NoClearWinner: why, then what would separate them
     std::vector<std::string> warnings;   // one run per candidate, high CV across runs
     struct Noise {

@@ -63,9 +63,14 @@ bool inputsOverTolerance(int64_t overCap, int64_t count, int64_t cap, const Requ
 // Scores (selection_scoring.cpp).
 double headroomScore(double measuredMs, double limitMs);
 double featuresScore(const CandidateScore& c, const Requirements& req);
-// "fast is better on all 6 measured metrics, by 4.1–11.9×" (or ""), over the pooled sides;
-// with several runs the winner must also be better on every metric in every run.
-std::string dominanceOf(const Side& fast, const Side& regular, const std::vector<std::pair<Side, Side>>& perRun);
+// Which candidate is better on every measured metric, and the sentence ("fast is better on
+// all 8 measured metrics (...), by 4.1–12×, ..."), over the pooled sides; with several runs the
+// winner must also be better on every metric in every run. nullopt and "" when neither is.
+struct Dominance {
+    std::optional<Mode> mode;
+    std::string sentence;
+};
+Dominance dominanceOf(const Side& fast, const Side& regular, const std::vector<std::pair<Side, Side>>& perRun);
 
 // One decision: feasibility, then rules 1-4, then the score (selection_rules.cpp).
 struct Decision {

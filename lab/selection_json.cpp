@@ -129,6 +129,7 @@ nlohmann::ordered_json toJson(const SelectionResult& r) {
     j["basis"] = r.basis;
     j["margin_within_noise"] = r.marginWithinNoise;
     j["dominance"] = r.dominance;
+    j["dominant"] = r.dominant ? OJson(modeName(*r.dominant)) : OJson();
     j["tie_reasons"] = r.tieReasons;
     j["warnings"] = r.warnings;
     j["noise"] = {{"method", r.noise.method},
@@ -188,6 +189,8 @@ SelectionResult selectionResultFromJson(const nlohmann::json& j) {
         r.basis = j.value("basis", std::string());
         r.marginWithinNoise = j.at("margin_within_noise").get<bool>();
         r.dominance = j.value("dominance", std::string());
+        if (j.contains("dominant") && !j.at("dominant").is_null())
+            r.dominant = j.at("dominant").get<std::string>() == "fast" ? Mode::Fast : Mode::Regular;
         r.tieReasons = j.value("tie_reasons", std::vector<std::string>{});
         r.warnings = j.value("warnings", std::vector<std::string>{});
         const auto& n = j.at("noise");

@@ -63,6 +63,30 @@ TraceEntry contextRule(const Requirements& req, const InputLengths& in, bool fir
     return {"context", fires, detail};
 }
 
+// Rule 2's trace entry (without its final full stop) and the margin it reports when it decides.
+TraceEntry latencyRule(const Requirements& req, const CandidateScore& fast, const CandidateScore& regular,
+                       std::string& margin) {
+    const auto minTtft = req.minTtftLimitMs();
+    const bool strict = minTtft && *minTtft < kLatencyRuleTtftMs;
+    const bool onlyFast = meets(fast, SloMetric::TtftMs) && !meets(regular, SloMetric::TtftMs);
+    const bool fires = strict || onlyFast;
+    std::string detail;
+    if (!minTtft) detail = "no TTFT requirement";
+    else {
+        detail = "TTFT requirement " + num(*minTtft, 0) + " ms is " + (strict ? "under " : "not under ") +
+                 num(kLatencyRuleTtftMs, 0) + " ms; measured fast " + sloText(fast, SloMetric::TtftMs, true) +
+                 "; regular " + sloText(regular, SloMetric::TtftMs, true) + (onlyFast ? " (only fast meets it)" : "");
+        margin = strict ? "TTFT requirement " + ms(*minTtft) + " < " + ms(kLatencyRuleTtftMs) : "only fast meets it";
+        for (const auto& k : fast.slo)
+            if (k.key.rfind(sloMetricName(SloMetric::TtftMs), 0) == 0)
+                margin += "; fast " + boundText(k.key) + " " + ms(k.measuredMs) + " vs ≤ " + ms(k.limitMs);
+    }
+    detail += fires ? ": fast mode required" : ": no mode required";
+    for (const CandidateScore* c : {&fast, &regular})
+        if (const std::string caveat = dataCaveat(*c); !caveat.empty()) detail += "; caution: " + caveat;
+    return {"latency", fires, detail};
+}
+
 // The cost rule's trace entry; sets both cost scores. Returns the cheaper mode when cost may decide.
 std::optional<Mode> costRule(const Requirements& req, CandidateScore& fast, CandidateScore& regular,
                              TraceEntry& entry, std::string& margin) {
@@ -157,37 +181,22 @@ Decision decide(const Requirements& req, bool havePrices, const InputLengths& in
 
     // 2. Latency.
     {
-        const auto minTtft = req.minTtftLimitMs();
-        const bool strict = minTtft && *minTtft < kLatencyRuleTtftMs;
-        const bool onlyFast = meets(fast, SloMetric::TtftMs) && !meets(regular, SloMetric::TtftMs);
-        const bool fires = strict || onlyFast;
-        std::string detail, margin;
-        if (!minTtft) detail = "no TTFT requirement";
-        else {
-            detail = "TTFT requirement " + num(*minTtft, 0) + " ms is " + (strict ? "under " : "not under ") +
-                     num(kLatencyRuleTtftMs, 0) + " ms; measured fast " + sloText(fast, SloMetric::TtftMs, true) +
-                     "; regular " + sloText(regular, SloMetric::TtftMs, true) + (onlyFast ? " (only fast meets it)" : "");
-            margin = strict ? "TTFT requirement " + ms(*minTtft) + " < " + ms(kLatencyRuleTtftMs) : "only fast meets it";
-            for (const auto& k : fast.slo)
-                if (k.key.rfind(sloMetricName(SloMetric::TtftMs), 0) == 0)
-                    margin += "; fast " + boundText(k.key) + " " + ms(k.measuredMs) + " vs ≤ " + ms(k.limitMs);
-        }
-        detail += fires ? ": fast mode required" : ": no mode required";
-        for (const CandidateScore* c : {&fast, &regular})
-            if (const std::string caveat = dataCaveat(*c); !caveat.empty()) detail += "; caution: " + caveat;
+        std::string margin;
+        TraceEntry entry = latencyRule(req, fast, regular, margin);
         // Fast infeasible means feasibility already decided (regular, or none feasible).
-        if (fires && !take(Mode::Fast, "latency", margin)) {
+        if (entry.fired && !take(Mode::Fast, "latency", margin)) {
             if (d.verdict == Verdict::NoneFeasible) {
-                detail += " (overridden: fast mode is not feasible)";
+                entry.detail += " (overridden: fast mode is not feasible)";
             } else if (d.mode == Mode::Fast) {
-                detail += " (the " + d.decidedBy + " rule already chose fast mode)";
+                entry.detail += " (the " + d.decidedBy + " rule already chose fast mode)";
             } else {
-                detail += " (overridden: the " + d.decidedBy + " rule requires regular mode)";
+                entry.detail += " (overridden: the " + d.decidedBy + " rule requires regular mode)";
                 if (d.decidedBy == "context")
                     d.conflicts.push_back("latency requires fast mode but context requires regular mode; context wins");
             }
         }
-        d.trace.push_back({"latency", fires, detail + "."});
+        entry.detail += ".";
+        d.trace.push_back(entry);
     }
 
     // Weights, normalised over the components that can be measured.

@@ -74,7 +74,7 @@ double featuresScore(const CandidateScore& c, const Requirements& req) {
     return needsMet * whole;
 }
 
-std::string dominanceOf(const Side& fast, const Side& regular, const std::vector<std::pair<Side, Side>>& perRun) {
+Dominance dominanceOf(const Side& fast, const Side& regular, const std::vector<std::pair<Side, Side>>& perRun) {
     for (const Mode winner : {Mode::Fast, Mode::Regular}) {
         const bool isFast = winner == Mode::Fast;
         const auto ratios = isFast ? ratiosFavouring(fast, regular) : ratiosFavouring(regular, fast);
@@ -91,10 +91,10 @@ std::string dominanceOf(const Side& fast, const Side& regular, const std::vector
             hi = std::max(hi, ratio);
             names += (names.empty() ? "" : ", ") + name;
         }
-        return std::string(modeName(winner)) + " is better on all " + std::to_string(ratios.size()) +
+        return {winner, std::string(modeName(winner)) + " is better on all " + std::to_string(ratios.size()) +
                " measured metrics (" + names + "), by " + (lo == hi ? ratioText(lo) : num(lo, 1) + "–" + ratioText(hi)) +
                (perRun.size() > 1 ? ", in each of the " + std::to_string(perRun.size()) + " runs"
-                                  : " (one run: run-to-run noise not measured)");
+                                  : " (one run: run-to-run noise not measured)")};
     }
     return {};
 }

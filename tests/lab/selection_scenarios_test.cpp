@@ -81,6 +81,26 @@ TEST(SelectionScenarios, DominanceIsStatedAndTheFasterModeWins) {
     EXPECT_FALSE(r.marginWithinNoise);
 }
 
+// Both far under generous bounds: the capped headroom scores tie at 1, and dominance, which
+// reads the measurements themselves, breaks the tie instead of handing it to regular.
+TEST(SelectionScenarios, DominanceBreaksATieOfSaturatedScores) {
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 100000}, "e2e_ms": {"p99": 1000000}}})");
+    const auto r = select(req, std::nullopt, repeats(3, kFast, kRegular));
+    EXPECT_EQ(r.score(Mode::Fast).latency, 1.0);
+    EXPECT_EQ(r.score(Mode::Regular).latency, 1.0);
+    EXPECT_EQ(r.verdict, Verdict::Recommended);
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.decidedBy, "dominance");
+    EXPECT_EQ(r.dominant, Mode::Fast);
+    EXPECT_EQ(r.headline.rfind("fast mode, decided by dominance: fast is better on all 8 measured metrics", 0), 0u)
+        << r.headline;
+    EXPECT_TRUE(has(r.headline, "the weighted scores tie at")) << r.headline;
+    EXPECT_FALSE(r.confidence.has_value());
+    const auto j = toJson(r);
+    EXPECT_EQ(j["dominant"], "fast");
+    EXPECT_EQ(toJson(selectionResultFromJson(j)), j);
+}
+
 TEST(SelectionScenarios, HeadroomScoreIsContinuousInTheRatio) {
     // One bound, both candidates feasible: the candidate further under the limit scores higher,
     // and the score moves with every millisecond instead of saturating at 1 when met.
