@@ -109,35 +109,18 @@ std::vector<size_t> drawRequests(size_t n, Rng& rng) {
     return out;
 }
 
-// Each candidate's SLO statistics and throughput across runs; a CV above kHighVarianceCv warns.
-void spreadAcrossRuns(SelectionResult& result, const std::vector<std::pair<Side, Side>>& perRun,
-                      const Requirements& req, const std::optional<PriceSheet>& prices, const Workload& w) {
-    for (CandidateScore& c : result.scores) {
-        std::map<std::string, std::vector<double>> values;
-        std::vector<std::string> order;
-        for (const auto& [f, r] : perRun) {
-            const Side& s = c.mode == Mode::Fast ? f : r;
-            const CandidateScore one = measure(s, allIndices(s.reqs.size()), req, prices, w);
-            for (const SloCheck& k : one.slo)
-                if (k.measured) values[k.key].push_back(k.measuredMs);
-            values["requests_per_s"].push_back(one.requestsPerS);
+// A CV above kHighVarianceCv across runs warns, for every figure of either candidate.
+void warnOnVariation(SelectionResult& result) {
+    for (const CandidateScore& c : result.scores)
+        for (const RunSpread& x : c.spread) {
+            if (x.cv <= kHighVarianceCv) continue;
+            const bool isMs = x.key != "requests_per_s";
+            auto fmt = [&](double v) { return isMs ? ms(v) : num(v, 2) + "/s"; };
+            result.warnings.push_back(std::string(modeName(c.mode)) + " " + (isMs ? boundText(x.key) : x.key) +
+                                      " varies across the " + std::to_string(x.runs) + " runs: CV " + pct(x.cv) +
+                                      " > " + pct(kHighVarianceCv) + " (mean " + fmt(x.mean) + ", 95% interval " +
+                                      fmt(x.ci95Low) + " to " + fmt(x.ci95High) + ")");
         }
-        for (const SloEntry& e : req.slo) order.push_back(e.key());
-        order.push_back("requests_per_s");
-        for (const std::string& key : order) {
-            const auto& v = values[key];
-            if (v.size() < 2) continue;
-            const RepeatedMetric m = repeated(v);
-            c.spread.push_back({key, static_cast<int64_t>(v.size()), m.mean, m.ci95Low, m.ci95High, m.cv});
-            if (!m.highVariance) continue;
-            const bool isMs = key != "requests_per_s";
-            auto fmt = [&](double x) { return isMs ? ms(x) : num(x, 2) + "/s"; };
-            result.warnings.push_back(std::string(modeName(c.mode)) + " " + (isMs ? boundText(key) : key) +
-                                      " varies across the " + std::to_string(v.size()) + " runs: CV " + pct(m.cv) +
-                                      " > " + pct(kHighVarianceCv) + " (mean " + fmt(m.mean) + ", 95% interval " +
-                                      fmt(m.ci95Low) + " to " + fmt(m.ci95High) + ")");
-        }
-    }
 }
 
 // The tie: why, then what would separate the candidates.
@@ -324,8 +307,12 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
         cr = measure(regular, rs, req, prices, w);
         return decide(req, prices.has_value(), result.inputs, cf, cr, fast.kvBytesPeak);
     };
-    CandidateScore cf, cr;
-    const Decision main = decideOn(allIndices(fast.reqs.size()), allIndices(regular.reqs.size()), cf, cr);
+    // The pooled decision, with each figure's spread across runs in its sentences.
+    CandidateScore cf = measure(fast, allIndices(fast.reqs.size()), req, prices, w,
+                                spreadOf(Mode::Fast, perRun, req, prices, w));
+    CandidateScore cr = measure(regular, allIndices(regular.reqs.size()), req, prices, w,
+                                spreadOf(Mode::Regular, perRun, req, prices, w));
+    const Decision main = decide(req, prices.has_value(), result.inputs, cf, cr, fast.kvBytesPeak);
     result.verdict = main.verdict;
     result.recommendation = main.mode;
     result.decidedBy = main.decidedBy;
@@ -373,7 +360,7 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
     result.noise.ci95Low = percentile(margins, 0.025);
     result.noise.ci95High = percentile(margins, 0.975);
 
-    if (perRun.size() > 1) spreadAcrossRuns(result, perRun, req, prices, w);
+    if (perRun.size() > 1) warnOnVariation(result);
     else
         result.warnings.insert(result.warnings.begin(),
                                "the selection rests on one run per candidate: run-to-run variation is not measured, "

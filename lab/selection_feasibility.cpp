@@ -79,7 +79,7 @@ void checkFeasibility(CandidateScore& c, const Side& side, const Requirements& r
         }
         const double ratio = k.measuredMs / k.limitMs;
         worst = std::max(worst, ratio);
-        c.gaps.push_back(who + " " + boundText(k.key) + " " + ms(k.measuredMs) + " vs " + ms(k.limitMs) + ": " +
+        c.gaps.push_back(who + " " + boundText(k.key) + " " + measuredText(c, k) + " vs " + ms(k.limitMs) + ": " +
                          ratioText(ratio) + " over");
     }
     if (worst > 0) c.remedies = latencyRemedies(c, side, worst);

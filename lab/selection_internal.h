@@ -52,8 +52,14 @@ std::vector<size_t> allIndices(size_t n);
 
 // Measured facts of one side over a sample of its requests (indices, repeats allowed): SLO
 // checks with their headroom, counts, the month's cost on the shared traffic, features.
+// `spread` (the side's figures across runs, for the pooled measurement of several runs)
+// travels into the gaps' text as "± half the 95% interval".
 CandidateScore measure(const Side& side, const std::vector<size_t>& sample, const Requirements& req,
-                       const std::optional<PriceSheet>& prices, const Workload& workload);
+                       const std::optional<PriceSheet>& prices, const Workload& workload,
+                       std::vector<RunSpread> spread = {});
+// Each SLO statistic and requests_per_s of one mode across the runs (empty for one run).
+std::vector<RunSpread> spreadOf(Mode mode, const std::vector<std::pair<Side, Side>>& perRun, const Requirements& req,
+                                const std::optional<PriceSheet>& prices, const Workload& workload);
 
 // Feasibility (selection_feasibility.cpp): fills contextCap, inputsOverCap, feasible, gaps, remedies.
 void checkFeasibility(CandidateScore& c, const Side& side, const Requirements& req, const Workload& workload);
@@ -94,6 +100,8 @@ std::string num(double v, int decimals);
 std::string pct(double share);
 std::string grouped(double v, int decimals); // 2410 -> "2,410"
 std::string ms(double v);                    // "68.5 ms", "2,410 ms"
+// A check's measured value, with "± h" (half its 95% interval across runs) when c.spread has it.
+std::string measuredText(const CandidateScore& c, const SloCheck& k);
 std::string ratioText(double r);             // "3.4×"
 std::string boundText(const std::string& key); // "ttft_ms.p95" -> "TTFT p95"
 

@@ -42,7 +42,7 @@ std::string feasibilityText(const CandidateScore& c) {
     if (!c.feasible) return joined(c.gaps, "; ");
     std::string s = std::string(modeName(c.mode)) + " meets every bound (";
     for (size_t i = 0; i < c.slo.size(); ++i)
-        s += (i ? ", " : "") + boundText(c.slo[i].key) + " " + ms(c.slo[i].measuredMs) + " vs " + ms(c.slo[i].limitMs);
+        s += (i ? ", " : "") + boundText(c.slo[i].key) + " " + measuredText(c, c.slo[i]) + " vs " + ms(c.slo[i].limitMs);
     return s + ") and takes " + std::to_string(c.inputs - c.inputsOverCap) + " of " + std::to_string(c.inputs) +
            " inputs within its cap of " + grouped(static_cast<double>(c.contextCap), 0) + " tokens";
 }
@@ -79,7 +79,7 @@ TraceEntry latencyRule(const Requirements& req, const CandidateScore& fast, cons
         margin = strict ? "TTFT requirement " + ms(*minTtft) + " < " + ms(kLatencyRuleTtftMs) : "only fast meets it";
         for (const auto& k : fast.slo)
             if (k.key.rfind(sloMetricName(SloMetric::TtftMs), 0) == 0)
-                margin += "; fast " + boundText(k.key) + " " + ms(k.measuredMs) + " vs ≤ " + ms(k.limitMs);
+                margin += "; fast " + boundText(k.key) + " " + measuredText(fast, k) + " vs ≤ " + ms(k.limitMs);
     }
     detail += fires ? ": fast mode required" : ": no mode required";
     for (const CandidateScore* c : {&fast, &regular})

@@ -124,8 +124,9 @@ std::vector<size_t> allIndices(size_t n) {
 }
 
 CandidateScore measure(const Side& side, const std::vector<size_t>& sample, const Requirements& req,
-                       const std::optional<PriceSheet>& prices, const Workload& workload) {
+                       const std::optional<PriceSheet>& prices, const Workload& workload, std::vector<RunSpread> spread) {
     CandidateScore c;
+    c.spread = std::move(spread);
     c.mode = side.mode;
     c.label = side.label;
     c.profile = side.profile;
@@ -193,6 +194,29 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
     checkFeasibility(c, side, req, workload);
     c.features = featuresScore(c, req);
     return c;
+}
+
+std::vector<RunSpread> spreadOf(Mode mode, const std::vector<std::pair<Side, Side>>& perRun, const Requirements& req,
+                                const std::optional<PriceSheet>& prices, const Workload& w) {
+    std::vector<RunSpread> out;
+    if (perRun.size() < 2) return out;
+    std::vector<std::string> keys;
+    for (const SloEntry& e : req.slo) keys.push_back(e.key());
+    keys.push_back("requests_per_s");
+    std::vector<std::vector<double>> values(keys.size());
+    for (const auto& [f, r] : perRun) {
+        const Side& s = mode == Mode::Fast ? f : r;
+        const CandidateScore one = measure(s, allIndices(s.reqs.size()), req, prices, w);
+        for (size_t i = 0; i < one.slo.size(); ++i)
+            if (one.slo[i].measured) values[i].push_back(one.slo[i].measuredMs);
+        values.back().push_back(one.requestsPerS);
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (values[i].size() < 2) continue;
+        const RepeatedMetric m = repeated(values[i]);
+        out.push_back({keys[i], static_cast<int64_t>(values[i].size()), m.mean, m.ci95Low, m.ci95High, m.cv});
+    }
+    return out;
 }
 
 } // namespace mb::lab::selection_detail

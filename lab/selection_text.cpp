@@ -41,6 +41,16 @@ std::string grouped(double v, int decimals) {
 // One decimal where it carries information (under 100 ms and not whole), whole milliseconds otherwise.
 std::string ms(double v) { return grouped(v, std::fabs(v) < 100 && v != std::round(v) ? 1 : 0) + " ms"; }
 
+std::string measuredText(const CandidateScore& c, const SloCheck& k) {
+    for (const RunSpread& x : c.spread)
+        if (x.key == k.key) {
+            std::string value = ms(k.measuredMs);
+            value.resize(value.size() - 3); // the unit once, after the interval
+            return value + " ± " + ms((x.ci95High - x.ci95Low) / 2);
+        }
+    return ms(k.measuredMs);
+}
+
 std::string ratioText(double r) { return num(r, r < 10 ? 1 : 0) + "×"; }
 
 std::string boundText(const std::string& key) {

@@ -153,8 +153,9 @@ TEST(SelectionScenarios, NoCandidateMeetsTheSlo) {
     const auto r = select(req, std::nullopt, repeats(3, Behaviour{.ttftMs = 68.5}, Behaviour{.ttftMs = 814}));
     EXPECT_EQ(r.verdict, Verdict::NoneFeasible);
     EXPECT_EQ(r.decidedBy, "feasibility");
-    EXPECT_EQ(r.headline, "none feasible: fast TTFT p95 68.5 ms vs 20 ms: 3.4× over; "
-                          "regular TTFT p95 814 ms vs 20 ms: 41× over");
+    // Three identical runs: the interval across them is 0.
+    EXPECT_EQ(r.headline, "none feasible: fast TTFT p95 68.5 ± 0 ms vs 20 ms: 3.4× over; "
+                          "regular TTFT p95 814 ± 0 ms vs 20 ms: 41× over");
     EXPECT_FALSE(r.confidence.has_value());
     EXPECT_TRUE(has(r.basis, "no confidence figure")) << r.basis;
     // What could close it: another precision, batching knobs, a faster device.
@@ -182,7 +183,8 @@ TEST(SelectionScenarios, TheOnlyFeasibleCandidateWins) {
     const auto r = select(req, std::nullopt, repeats(3, Behaviour{.ttftMs = 900}, Behaviour{.ttftMs = 6000}));
     EXPECT_EQ(r.verdict, Verdict::Recommended);
     EXPECT_EQ(r.decidedBy, "feasibility");
-    EXPECT_EQ(r.headline, "fast mode, decided by the feasibility rule: regular TTFT p95 6,000 ms vs 5,000 ms: 1.2× over");
+    EXPECT_EQ(r.headline, "fast mode, decided by the feasibility rule: regular TTFT p95 6,000 ± 0 ms vs 5,000 ms: "
+                          "1.2× over");
     EXPECT_FALSE(r.confidence.has_value());
 }
 
@@ -219,10 +221,15 @@ TEST(SelectionScenarios, EffectiveContextCapIsTheSmallerOfProfileAndModel) {
 // Item 3: a rule reports its margin, not "confidence 1.000" by construction.
 TEST(SelectionScenarios, RuleDecisionsReportTheirMargin) {
     const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 2999}}})");
-    const auto r = select(req, std::nullopt, repeats(3, Behaviour{.ttftMs = 2410}, Behaviour{.ttftMs = 2600}));
+    // Three runs of fast at 2,400, 2,410 and 2,420 ms: the margin carries their spread.
+    const std::vector<StoredRun> runs = {syntheticRun(1, Behaviour{.ttftMs = 2400}, Behaviour{.ttftMs = 2600}),
+                                         syntheticRun(2, Behaviour{.ttftMs = 2410}, Behaviour{.ttftMs = 2600}),
+                                         syntheticRun(3, Behaviour{.ttftMs = 2420}, Behaviour{.ttftMs = 2600})};
+    const auto r = select(req, std::nullopt, runs);
     EXPECT_EQ(r.decidedBy, "latency");
+    // ± half the Student-t 95% interval of the per-run p95s: 4.303 × 10 / √3 = 24.8 ms.
     EXPECT_EQ(r.headline, "fast mode, decided by the latency rule: TTFT requirement 2,999 ms < 3,000 ms; "
-                          "fast TTFT p95 2,410 ms vs ≤ 2,999 ms");
+                          "fast TTFT p95 2,420 ± 24.8 ms vs ≤ 2,999 ms");
     EXPECT_FALSE(r.confidence.has_value());
     EXPECT_TRUE(has(r.basis, "no confidence figure: the latency rule decided")) << r.basis;
     EXPECT_TRUE(has(r.basis, "200 of 200 bootstraps over the 3 runs give the same mode")) << r.basis;
