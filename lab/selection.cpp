@@ -173,7 +173,7 @@ void conclude(SelectionResult& r, size_t runs, bool havePrices) {
     }
     if (r.verdict == Verdict::NoClearWinner) {
         r.tieReasons = tieReasons(r, runs, havePrices);
-        r.basis = "no confidence figure: the margin does not clear the noise (" + agree + " give the same mode)";
+        r.basis = "no confidence figure: no mode is recommended, the scores do not separate the candidates";
         r.headline = "no clear winner: " + r.tieReasons.front();
         return;
     }
