@@ -367,6 +367,33 @@ TEST_F(SelectCli, RunsDeleteKeepsSavedSelectionsUnlessForced) {
     EXPECT_EQ(plain.err, "runs: deleted run " + std::to_string(run) + "\n");
 }
 
+// compare --repeat 3 stores three runs of one set-up; select reads their run-to-run variation.
+TEST_F(SelectCli, CompareRepeatGivesSelectThreeRuns) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto cmp = mb::test::runCli({"compare", "--model", model.string(), "--workload", "shared-prefix",
+                                       "--groups", "2", "--per-group", "2", "--prefix-tokens", "16",
+                                       "--suffix-tokens", "4", "--output-tokens", "3", "--threads", "1", "--repeat",
+                                       "3", "--db", m_db});
+    ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
+    std::vector<std::string> args;
+    const std::regex stored("stored run (\\d+)");
+    for (auto it = std::sregex_iterator(cmp.err.begin(), cmp.err.end(), stored); it != std::sregex_iterator(); ++it)
+        args.insert(args.end(), {"--run", (*it)[1].str()});
+    ASSERT_EQ(args.size(), 6u) << cmp.err;
+    EXPECT_NE(cmp.err.find("compare: repeat 3 of 3"), std::string::npos) << cmp.err;
+    EXPECT_NE(cmp.err.find("select from all 3 repeats: modebench-cli select --db " + m_db + " " + args[0] + " " +
+                           args[1]),
+              std::string::npos)
+        << cmp.err;
+    args.insert(args.end(), {"--requirements", resource("requirements/latency-fast.json")});
+    const auto sel = selectJson(args);
+    EXPECT_EQ(sel["noise"]["method"], "runs");
+    EXPECT_EQ(sel["run_ids"].size(), 3u);
+    for (const auto& w : sel["warnings"]) EXPECT_EQ(w.get<std::string>().find("one run"), std::string::npos) << w;
+    EXPECT_EQ(sel["scores"]["fast"]["spread"].back()["runs"], 3);
+    EXPECT_EQ(sel["scores"]["fast"]["spread"].back()["key"], "requests_per_s");
+}
+
 // The whole path on a real model: compare stores a run, select decides, report writes HTML.
 TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
