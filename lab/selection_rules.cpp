@@ -172,8 +172,12 @@ Decision decide(const Requirements& req, bool havePrices, const InputLengths& in
     if (contextFires)
         take(Mode::Regular, "context",
              std::to_string(in.overCap) + " of " + std::to_string(in.count) + " inputs (" + pct(in.share) +
-                 ") longer than fast's cap of " + grouped(static_cast<double>(in.cap), 0) + " tokens vs tolerance " +
-                 pct(req.inputs.overCapTolerance));
+                 ") longer than fast's cap of " + grouped(static_cast<double>(in.cap), 0) + " tokens" +
+                 (in.modelContext > 0 ? " (min of profile max_context " + grouped(static_cast<double>(in.profileCap), 0) +
+                                            " and model context " + grouped(static_cast<double>(in.modelContext), 0) +
+                                            " − 1)"
+                                      : std::string()) +
+                 " vs tolerance " + pct(req.inputs.overCapTolerance));
     if (fast.feasible != regular.feasible) {
         const CandidateScore& out = fast.feasible ? regular : fast;
         take(fast.feasible ? Mode::Fast : Mode::Regular, "feasibility", joined(out.gaps, "; "));

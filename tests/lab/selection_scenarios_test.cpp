@@ -212,7 +212,8 @@ TEST(SelectionScenarios, EffectiveContextCapIsTheSmallerOfProfileAndModel) {
     EXPECT_EQ(regular.verdict, Verdict::Recommended);
     EXPECT_EQ(regular.recommendation, Mode::Regular);
     EXPECT_EQ(regular.decidedBy, "context");
-    EXPECT_TRUE(has(regular.headline, "20 of 20 inputs (100.0%) longer than fast's cap of 128 tokens vs tolerance 0.0%"))
+    EXPECT_TRUE(has(regular.headline, "20 of 20 inputs (100.0%) longer than fast's cap of 128 tokens (min of profile "
+                                      "max_context 128 and model context 256 − 1) vs tolerance 0.0%"))
         << regular.headline;
     EXPECT_EQ(regular.score(Mode::Regular).contextCap, 255);
     EXPECT_TRUE(regular.score(Mode::Regular).feasible);
