@@ -53,7 +53,7 @@ Side sideOf(const StoredCandidate& c, Mode mode) {
     s.hotUpdates = knob(profile, "reload", s.mode, "after_warmup", "hot") == "hot";
     s.customBatching = knob(profile, "batching", s.mode, "off", "dynamic") == "dynamic";
     // The built-in caps (PRODUCT.md §1) when the stored profile does not say.
-    s.profileCap = mode == Mode::Fast ? kFastContextCap : engine::Profile::regular().maxContext;
+    s.profileCap = (mode == Mode::Fast ? engine::Profile::fast() : engine::Profile::regular()).maxContext;
     if (profile.contains("max_context") && profile["max_context"].is_number_integer())
         s.profileCap = profile["max_context"].get<int64_t>();
     const nlohmann::json shape = parsedOrEmpty(c.info.shapeJson);

@@ -331,6 +331,28 @@ TEST(Selection, ResultRoundTripsThroughJson) {
     EXPECT_THROW(selectionResultFromJson(nlohmann::json::object()), SelectionError);
 }
 
+// Selections saved before feasibility, headroom and verdicts still read back: a recommended
+// mode, a numeric confidence, and no new keys.
+TEST(Selection, SelectionsSavedBeforeVerdictsReadBack) {
+    auto j = nlohmann::json::parse(toJson(select(kRelaxed, std::nullopt, {syntheticRun(1, {}, {}, 10)})).dump());
+    for (const char* key : {"verdict", "headline", "rule_margin", "basis", "dominance", "dominant", "tie_reasons",
+                            "warnings"})
+        j.erase(key);
+    for (const char* mode : {"fast", "regular"})
+        for (const char* key : {"precision", "context", "feasible", "gaps", "remedies", "spread"})
+            j["scores"][mode].erase(key);
+    j["recommendation"] = "fast";
+    j["confidence"] = 0.97;
+    const auto r = selectionResultFromJson(j);
+    EXPECT_EQ(r.verdict, Verdict::Recommended);
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.confidence, 0.97);
+    EXPECT_EQ(r.score(Mode::Fast).feasible, r.score(Mode::Fast).meetsSlo);
+    // A recommended verdict needs a mode.
+    j["recommendation"] = nullptr;
+    EXPECT_THROW(selectionResultFromJson(j), SelectionError);
+}
+
 // A candidate whose requests were all rejected has no p95: the trace says so (not "0.0 ms >
 // limit") and warns that its figures rest on no request.
 TEST(Selection, CandidateWithoutSuccessfulRequestsIsNotComparedAsZero) {
