@@ -46,6 +46,7 @@ struct CompareArgs {
     std::string db, name;            // the run store (empty: the default) and the run's name
     std::vector<std::string> tags;
     bool noStore = false;
+    int repeat = 1;                  // the same comparison this many times, each its own stored run
     int precisionPrompts = 0;        // precision A/B after the run: prompts (0 = off)
     int64_t precisionGenTokens = 16; // and greedy reference tokens per prompt
 };
@@ -404,12 +405,30 @@ void runCompare(const CompareArgs& a) {
         opts.sink = sink.get();
         opts.runInfo = runInfo(a, spec, opts, candidates);
     }
-    int64_t runId = 0;
-    const auto results = lab::runComparison(candidates, requests, opts, &runId);
+    // Repeats replay the same requests; the selection reads their run-to-run variation.
+    std::vector<int64_t> runIds;
+    std::vector<lab::CandidateResult> results;
+    const std::string baseName = opts.runInfo.name;
+    for (int k = 1; k <= a.repeat; ++k) {
+        if (a.repeat > 1) {
+            std::cerr << "compare: repeat " << k << " of " << a.repeat << '\n';
+            opts.runInfo.name = baseName + " (repeat " + std::to_string(k) + " of " + std::to_string(a.repeat) + ")";
+        }
+        int64_t runId = 0;
+        results = lab::runComparison(candidates, requests, opts, &runId);
+        runIds.push_back(runId);
+    }
     if (sink) {
         sink->flush();
         sink.reset(); // joins the store thread; everything is committed
-        std::cerr << "compare: stored run " << runId << " in " << dbPath << '\n';
+        std::string select;
+        for (int64_t id : runIds) {
+            std::cerr << "compare: stored run " << id << " in " << dbPath << '\n';
+            select += " --run " + std::to_string(id);
+        }
+        if (runIds.size() > 1)
+            std::cerr << "compare: select from all " << runIds.size() << " repeats: modebench-cli select --db " << dbPath
+                      << select << " --requirements FILE\n";
     }
     const bool toStdout = a.jsonOut == "-"; // the JSON on stdout, the table on stderr
     printTable(results, toStdout ? std::cerr : std::cout);
@@ -507,6 +526,11 @@ void addCompareCommand(CLI::App& root) {
                     "then goes to stderr)");
     cmd->add_flag("--token-times", a->tokenTimes, "Include each token's time in the JSON");
     auto* dbOpt = addDatabaseOption(*cmd, a->db);
+    cmd->add_option("--repeat", a->repeat,
+                    "Run the comparison N times, each stored as its own run, so that select measures run-to-run "
+                    "variation (the table and --json show the last)")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
     cmd->add_option("--name", a->name, "Name of the stored run (default: \"A vs B, workload\")");
     cmd->add_option("--tag", a->tags, "Tag the stored run (repeatable)")->allow_extra_args(false);
     cmd->add_flag("--no-store", a->noStore, "Do not record the run in the store")->excludes(dbOpt);

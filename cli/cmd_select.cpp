@@ -26,13 +26,24 @@ struct SelectArgs {
 
 void printText(const lab::SelectionResult& r, std::optional<int64_t> savedId) {
     std::cout << std::fixed << std::setprecision(3);
-    std::cout << "recommendation: " << lab::modeName(r.recommendation) << " (decided by "
-              << (r.decidedBy == "score" ? std::string("the weighted score") : "the " + r.decidedBy + " rule")
-              << ")\nconfidence: " << r.confidence << " (" << r.noise.agreeing << " of " << r.noise.replicates
-              << " " << (r.noise.method == "bootstrap" ? "bootstrap replicates" : "runs") << " agree)"
-              << (r.marginWithinNoise ? ", margin within the noise" : ", clear margin") << '\n';
+    std::cout << "recommendation: " << r.headline << '\n' << "basis: " << r.basis << '\n';
+    for (const auto& w : r.warnings) std::cout << "warning: " << w << '\n';
+    for (size_t i = 1; i < r.tieReasons.size(); ++i) std::cout << "no clear winner: " << r.tieReasons[i] << '\n';
+    if (!r.dominance.empty() && r.headline.find(r.dominance) == std::string::npos)
+        std::cout << "dominance: " << r.dominance << '\n';
     for (const auto& s : r.scores)
         if (const std::string caveat = lab::dataCaveat(s); !caveat.empty()) std::cout << "caution: " << caveat << '\n';
+    std::cout << "feasibility:\n";
+    for (const auto& s : r.scores) {
+        std::cout << "  " << std::left << std::setw(8) << lab::modeName(s.mode) << (s.feasible ? " feasible" : " NOT feasible")
+                  << " (context cap " << s.contextCap << " tokens, " << s.inputsOverCap << " of " << s.inputs
+                  << " inputs over it)\n";
+        for (const auto& g : s.gaps) std::cout << "           gap: " << g << '\n';
+        for (const auto& m : s.remedies) std::cout << "           could close it: " << m << '\n';
+        for (const auto& x : s.spread)
+            std::cout << "           across " << x.runs << " runs: " << x.key << " mean " << x.mean << ", 95% interval "
+                      << x.ci95Low << " to " << x.ci95High << ", CV " << x.cv << '\n';
+    }
     std::cout << "trace:\n";
     for (const auto& t : r.trace)
         std::cout << "  " << std::left << std::setw(11) << t.rule << (t.fired ? "FIRED  " : "-      ") << t.detail
@@ -110,8 +121,8 @@ void runSelect(const SelectArgs& a) {
 void addSelectCommand(CLI::App& root) {
     auto a = std::make_shared<SelectArgs>();
     CLI::App* cmd = root.add_subcommand(
-        "select", "Recommend fast or regular mode from stored runs: the four rules of the selection framework, "
-                  "a weighted score and a confidence (docs/SELECTION.md)");
+        "select", "Recommend fast or regular mode from stored runs: feasibility first, the four rules of the "
+                  "selection framework, a headroom score and a confidence from repeated runs (docs/SELECTION.md)");
     addDatabaseOption(*cmd, a->db);
     cmd->add_option("--run", a->runs,
                     "Run id with one fast and one regular candidate; repeat for repeated runs of the same two")
@@ -121,7 +132,7 @@ void addSelectCommand(CLI::App& root) {
     cmd->add_option("--prices", a->prices, "Price sheet (JSON; see resources/prices/example.json)");
     cmd->add_option("--model", a->model,
                     "Model whose tokenizer measures inputs.prompt_file (default: the first run's model)");
-    cmd->add_option("--replicates", a->replicates, "Bootstrap replicates for a single run")
+    cmd->add_option("--replicates", a->replicates, "Bootstrap replicates: over the runs, or over the requests of a single run")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
     cmd->add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();

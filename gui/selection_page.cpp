@@ -84,6 +84,7 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
     auto* r = new QVBoxLayout(right);
     m_recommendation = new QLabel(tr("No decision yet: choose a run and press Decide."));
     m_recommendation->setObjectName(QStringLiteral("selection.recommendation"));
+    m_recommendation->setWordWrap(true);
     QFont big = m_recommendation->font();
     big.setPointSizeF(big.pointSizeF() * 1.5);
     big.setBold(true);
@@ -187,22 +188,17 @@ void SelectionPage::decide(qint64 runId) {
     }
     req.baseDirectory = m_form->baseDirectory();
     m_decide->setEnabled(false);
-    m_status->setText(tr("Deciding (bootstrap over the stored requests)…"));
+    m_status->setText(tr("Deciding (feasibility, rules, score, bootstrap over the runs)…"));
     m_selectRequest = m_store->select(req);
 }
 
 void SelectionPage::show(const lab::SelectionResult& r) {
-    m_recommendation->setText(tr("Recommendation: %1 mode").arg(QString::fromUtf8(lab::modeName(r.recommendation))));
-    m_confidence->setText(tr("Decided by %1. Confidence %2 (%3 of %4 %5 agree)%6")
-                              .arg(r.decidedBy == "score" ? tr("the weighted score")
-                                                          : tr("the %1 rule").arg(QString::fromStdString(r.decidedBy)))
-                              .arg(r.confidence, 0, 'f', 2)
-                              .arg(r.noise.agreeing)
-                              .arg(r.noise.replicates)
-                              .arg(r.noise.method == "bootstrap" ? tr("bootstrap replicates") : tr("runs"))
-                              .arg(r.marginWithinNoise ? tr("; the margin is within the noise: measure again or "
-                                                            "add repeated runs before relying on it.")
-                                                       : tr("; a clear margin.")));
+    // The headline, basis and warnings are lab's sentences, the same the CLI and the report print.
+    m_recommendation->setText(tr("Recommendation: %1").arg(QString::fromStdString(r.headline)));
+    QStringList basis{QString::fromStdString(r.basis)};
+    for (size_t i = 1; i < r.tieReasons.size(); ++i) basis << QString::fromStdString(r.tieReasons[i]);
+    for (const auto& w : r.warnings) basis << tr("Warning: %1").arg(QString::fromStdString(w));
+    m_confidence->setText(basis.join(QStringLiteral(". ")) + QStringLiteral("."));
     m_trace->setRowCount(static_cast<int>(r.trace.size() + r.conflicts.size()));
     int row = 0;
     for (const auto& t : r.trace) {

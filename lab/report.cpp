@@ -198,17 +198,24 @@ ReportSection recommendationSection(const std::optional<ReportSelection>& sel) {
         return s;
     }
     const SelectionResult& r = sel->result;
-    s.paragraphs.push_back(std::string("Recommendation: ") + modeName(r.recommendation) + " mode, decided by " +
-                           (r.decidedBy == "score" ? std::string("the weighted score") : "the " + r.decidedBy + " rule") +
-                           ".");
-    s.paragraphs.push_back("Confidence: " + num(r.confidence, 3) + " (" + std::to_string(r.noise.agreeing) + " of " +
-                           std::to_string(r.noise.replicates) +
-                           (r.noise.method == "bootstrap" ? " bootstrap replicates" : " repeated runs") +
-                           " agree; score margin " + num(r.noise.scoreMargin, 3) + ", 95% interval " +
-                           num(r.noise.ci95Low, 3) + " to " + num(r.noise.ci95High, 3) + ")" +
-                           (r.marginWithinNoise ? ". The margin is within the noise: the runs do not separate the "
-                                                  "candidates clearly."
-                                                : ". The margin is clear of the noise."));
+    s.paragraphs.push_back("Recommendation: " + r.headline + ".");
+    s.paragraphs.push_back("Basis: " + r.basis + ".");
+    for (const auto& w : r.warnings) s.paragraphs.push_back("Warning: " + w + ".");
+    for (size_t i = 1; i < r.tieReasons.size(); ++i) s.paragraphs.push_back("No clear winner: " + r.tieReasons[i] + ".");
+    if (!r.dominance.empty() && r.headline.find(r.dominance) == std::string::npos)
+        s.paragraphs.push_back("Dominance: " + r.dominance + ".");
+    ReportTable feasibility{"Feasibility (every SLO bound and the effective context cap)",
+                            {"mode", "feasible", "context cap", "inputs over cap", "gaps", "could close it"},
+                            {}};
+    for (const auto& c : r.scores) {
+        std::string gaps, remedies;
+        for (const auto& g : c.gaps) gaps += (gaps.empty() ? "" : "; ") + g;
+        for (const auto& m : c.remedies) remedies += (remedies.empty() ? "" : "; ") + m;
+        feasibility.rows.push_back({modeName(c.mode), c.feasible ? "yes" : "no", std::to_string(c.contextCap),
+                                    std::to_string(c.inputsOverCap) + " of " + std::to_string(c.inputs), gaps,
+                                    remedies});
+    }
+    s.tables.push_back(std::move(feasibility));
     ReportTable scores{"Scores (weights: latency " + num(r.weights.latency, 2) + ", cost " + num(r.weights.cost, 2) +
                            ", features " + num(r.weights.features, 2) + ")",
                        {"mode", "candidate", "total", "latency", "cost", "features", "ops penalty", "meets SLO"},
@@ -218,10 +225,11 @@ ReportSection recommendationSection(const std::optional<ReportSelection>& sel) {
                                num(c.costScore, 3), num(c.features, 3), num(c.opsPenalty, 2),
                                c.meetsSlo ? "yes" : "no"});
     s.tables.push_back(std::move(scores));
-    ReportTable slo{"SLO checks", {"mode", "bound", "limit (ms)", "measured (ms)", "met"}, {}};
+    ReportTable slo{"SLO checks", {"mode", "bound", "limit (ms)", "measured (ms)", "met", "headroom score"}, {}};
     for (const auto& c : r.scores)
         for (const auto& k : c.slo)
-            slo.rows.push_back({modeName(c.mode), k.key, num(k.limitMs, 0), num(k.measuredMs, 1), k.met ? "yes" : "no"});
+            slo.rows.push_back({modeName(c.mode), k.key, num(k.limitMs, 0), num(k.measuredMs, 1), k.met ? "yes" : "no",
+                                num(k.headroom, 3)});
     s.tables.push_back(std::move(slo));
     return s;
 }

@@ -128,7 +128,8 @@ Requirements parseRequirements(const nlohmann::json& j) {
     using namespace json_check;
     constexpr double kInf = std::numeric_limits<double>::max();
     requireObject(j, kWhat, "");
-    rejectUnknownKeys(j, {"slo", "inputs", "monthly", "weights", "ops_capability", "needs"}, kWhat, "");
+    rejectUnknownKeys(j, {"slo", "inputs", "monthly", "weights", "ops_capability", "cost_materiality", "needs"},
+                      kWhat, "");
     Requirements r;
 
     if (!j.contains("slo")) fail("slo", "required (e.g. {\"ttft_ms\": {\"p95\": 3000}})");
@@ -208,6 +209,9 @@ Requirements parseRequirements(const nlohmann::json& j) {
         else fail("ops_capability", "expected \"low\", \"medium\" or \"high\"");
     }
 
+    if (j.contains("cost_materiality"))
+        r.costMateriality = json_check::number(j["cost_materiality"], kWhat, "cost_materiality", 0, 1);
+
     if (j.contains("needs")) {
         const auto& n = j["needs"];
         requireObject(n, kWhat, "needs");
@@ -246,6 +250,7 @@ nlohmann::ordered_json toJson(const Requirements& r) {
     j["monthly"] = std::move(monthly);
     j["weights"] = {{"latency", r.weights.latency}, {"cost", r.weights.cost}, {"features", r.weights.features}};
     j["ops_capability"] = opsCapabilityName(r.opsCapability);
+    j["cost_materiality"] = r.costMateriality;
     j["needs"] = {{"hot_updates", r.needs.hotUpdates}, {"custom_batching", r.needs.customBatching}};
     return j;
 }

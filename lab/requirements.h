@@ -57,6 +57,10 @@ struct Requirements {
 
     OpsCapability opsCapability = OpsCapability::Medium;
 
+    // Cost cannot decide when the two month bills differ by less than this share of the
+    // larger one, [0, 1]; default 5%.
+    double costMateriality = 0.05;
+
     struct Needs {
         bool hotUpdates = false;
         bool customBatching = false;

@@ -1,395 +1,26 @@
-// The selection rules, the weighted score and the confidence (bootstrap or repeated runs).
+// The selection: the workload's inputs, one decision on the pooled runs, its noise, and the headline.
 #include "lab/selection.h"
 
 #include "lab/metrics.h"
 #include "lab/rng.h"
+#include "lab/selection_internal.h"
 #include "lab/workload.h"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <iomanip>
 #include <map>
-#include <sstream>
 
 namespace mb::lab {
 
+using namespace selection_detail;
+
 namespace {
 
-// A request reduced to what the rules read.
-struct Req {
-    bool ok = false;
-    bool reached = false; // reached the engine (every status but Rejected)
-    bool truncated = false; // the fast-mode policy dropped prompt tokens
-    double ttft = -1, e2e = -1, tpot = -1;
-    std::vector<double> gaps; // inter-token gaps, ms
-    double prompt = 0, cached = 0, output = 0;
-};
-
-// One mode's requests, pooled over the runs it was measured in.
-struct Side {
-    Mode mode = Mode::Fast;
-    std::string label, profile;
-    std::vector<Req> reqs;
-    double durationS = 0;
-    bool hotUpdates = false, customBatching = false;
-    uint64_t kvBytesPeak = 0;
-    int64_t contextCap = kFastContextCap;
-};
-
-std::string num(double v, int decimals) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(decimals) << v;
-    return s.str();
-}
-
-std::string pct(double share) { return num(100.0 * share, 1) + "%"; }
-
-nlohmann::json parsedOrEmpty(const std::string& text) {
-    try {
-        if (!text.empty()) return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-    }
-    return nlohmann::json::object();
-}
-
-// A knob of a stored profile: its own value, else the built-in its mode starts from.
-std::string knob(const nlohmann::json& profile, const char* key, Mode mode, const char* fastValue,
-                 const char* regularValue) {
-    if (profile.contains(key) && profile[key].is_string()) return profile[key].get<std::string>();
-    return mode == Mode::Fast ? fastValue : regularValue;
-}
-
-Req reduce(const RequestRecord& r) {
-    Req q;
-    q.ok = r.status == RequestStatus::Ok;
-    q.reached = r.status != RequestStatus::Rejected;
-    q.truncated = r.truncatedTokens > 0;
-    q.ttft = r.ttftMs();
-    q.e2e = r.e2eMs();
-    q.tpot = r.tpotMs();
-    for (size_t i = 1; i < r.tokenTimesMs.size(); ++i)
-        q.gaps.push_back(r.tokenTimesMs[i] - r.tokenTimesMs[i - 1]);
-    q.prompt = static_cast<double>(r.promptTokens);
-    q.cached = static_cast<double>(r.cachedTokens);
-    q.output = static_cast<double>(r.outputTokens);
-    return q;
-}
-
-double durationOf(const std::vector<RequestRecord>& records) {
-    double first = -1, last = -1;
-    for (const auto& r : records) {
-        if (r.submittedMs >= 0 && (first < 0 || r.submittedMs < first)) first = r.submittedMs;
-        last = std::max(last, r.finishedMs);
-    }
-    return first >= 0 && last > first ? (last - first) / 1000.0 : 0.0;
-}
-
-// The fast and regular sides of each run, checked.
-std::vector<std::pair<Side, Side>> sidesOf(const std::vector<StoredRun>& runs) {
-    if (runs.empty()) throw SelectionError("selection needs at least one run");
-    for (size_t i = 0; i < runs.size(); ++i)
-        for (size_t k = 0; k < i; ++k)
-            if (runs[k].id == runs[i].id)
-                throw SelectionError("run " + std::to_string(runs[i].id) +
-                                     " is given more than once; repeats must be different runs");
-    std::vector<std::pair<Side, Side>> out;
-    for (const StoredRun& run : runs) {
-        const StoredCandidate* found[2] = {nullptr, nullptr};
-        std::string seen;
-        for (const StoredCandidate& c : run.candidates) {
-            const auto mode = modeOfProfile(c.info.profileJson);
-            seen += (seen.empty() ? "" : ", ") + c.info.label + ":" +
-                    (mode ? modeName(*mode) : "other");
-            if (!mode) continue;
-            const StoredCandidate*& slot = found[*mode == Mode::Fast ? 0 : 1];
-            if (slot)
-                throw SelectionError("run " + std::to_string(run.id) + " has more than one " +
-                                     modeName(*mode) + " candidate (" + slot->info.label + ", " +
-                                     c.info.label + ")");
-            slot = &c;
-        }
-        if (!found[0] || !found[1])
-            throw SelectionError("run " + std::to_string(run.id) +
-                                 " needs one fast and one regular candidate (has " +
-                                 (seen.empty() ? std::string("none") : seen) + ")");
-        std::pair<Side, Side> sides;
-        for (int k = 0; k < 2; ++k) {
-            const StoredCandidate& c = *found[k];
-            if (c.requests.empty())
-                throw SelectionError("run " + std::to_string(run.id) + " candidate " + c.info.label +
-                                     " has no stored requests");
-            Side& s = k == 0 ? sides.first : sides.second;
-            s.mode = k == 0 ? Mode::Fast : Mode::Regular;
-            s.label = c.info.label;
-            const nlohmann::json profile = parsedOrEmpty(c.info.profileJson);
-            s.profile = profile.value("name", std::string(modeName(s.mode)));
-            s.hotUpdates = knob(profile, "reload", s.mode, "after_warmup", "hot") == "hot";
-            s.customBatching = knob(profile, "batching", s.mode, "off", "dynamic") == "dynamic";
-            if (profile.contains("max_context") && profile["max_context"].is_number_integer())
-                s.contextCap = profile["max_context"].get<int64_t>();
-            for (const auto& r : c.requests) {
-                s.reqs.push_back(reduce(r));
-                s.kvBytesPeak = std::max(s.kvBytesPeak, r.kvBytesPeak);
-            }
-            s.durationS = durationOf(c.requests);
-        }
-        out.push_back(std::move(sides));
-    }
-    // Repeats must compare the same two candidates.
-    for (const auto& [f, r] : out)
-        if (f.profile != out.front().first.profile || r.profile != out.front().second.profile)
-            throw SelectionError("runs " + std::to_string(runs.front().id) + " and others compare "
-                                 "different profiles; repeats must be of the same two candidates");
-    return out;
-}
-
-Side pooled(const std::vector<const Side*>& sides) {
-    Side s = *sides.front();
-    for (size_t i = 1; i < sides.size(); ++i) {
-        s.reqs.insert(s.reqs.end(), sides[i]->reqs.begin(), sides[i]->reqs.end());
-        s.durationS += sides[i]->durationS;
-        s.kvBytesPeak = std::max(s.kvBytesPeak, sides[i]->kvBytesPeak);
-    }
-    return s;
-}
-
-// Measured facts of one side over a sample of its requests (indices, repeats allowed).
-CandidateScore measure(const Side& side, const std::vector<size_t>& sample, const Requirements& req,
-                       const std::optional<PriceSheet>& prices) {
-    CandidateScore c;
-    c.mode = side.mode;
-    c.label = side.label;
-    c.profile = side.profile;
-    c.hotUpdates = side.hotUpdates;
-    c.customBatching = side.customBatching;
-    std::vector<double> ttft, e2e, tpot, itl;
-    double ok = 0, prompt = 0, cached = 0, okPrompt = 0, okOutput = 0;
-    for (size_t i : sample) {
-        const Req& q = side.reqs[i];
-        c.rejected += q.reached ? 0 : 1;
-        c.failed += q.reached && !q.ok ? 1 : 0;
-        c.truncated += q.truncated ? 1 : 0;
-        if (q.reached) {
-            prompt += q.prompt;
-            cached += q.cached;
-        }
-        if (!q.ok) continue;
-        ok += 1;
-        okPrompt += q.prompt;
-        okOutput += q.output;
-        if (q.ttft >= 0) ttft.push_back(q.ttft);
-        if (q.e2e >= 0) e2e.push_back(q.e2e);
-        if (q.tpot >= 0) tpot.push_back(q.tpot);
-        itl.insert(itl.end(), q.gaps.begin(), q.gaps.end());
-    }
-    const double n = static_cast<double>(sample.size());
-    c.requests = static_cast<int64_t>(sample.size());
-    c.okShare = n > 0 ? ok / n : 0;
-    c.hitRate = prompt > 0 ? cached / prompt : 0;
-    c.inputTokensPerRequest = ok > 0 ? okPrompt / ok : 0;
-    c.outputTokensPerRequest = ok > 0 ? okOutput / ok : 0;
-    // The sample stands for the whole run: its Ok count over the run's duration.
-    c.requestsPerS = side.durationS > 0 ? ok * (static_cast<double>(side.reqs.size()) / n) / side.durationS : 0;
-
-    const Distribution dist[] = {describe(std::move(ttft)), describe(std::move(e2e)),
-                                 describe(std::move(tpot)), describe(std::move(itl))};
-    double attainment = 0;
-    c.meetsSlo = true;
-    for (const SloEntry& e : req.slo) {
-        const Distribution& d = dist[static_cast<int>(e.metric)];
-        SloCheck check{e.key(), e.limitMs, statisticOf(d, e.stat), false};
-        // No measurement (no Ok request defines the metric) cannot show the bound holds.
-        check.met = d.count > 0 && check.measuredMs <= e.limitMs;
-        check.measured = d.count > 0;
-        c.meetsSlo = c.meetsSlo && check.met;
-        attainment += d.count == 0 ? 0.0 : check.measuredMs <= 0 ? 1.0 : std::min(1.0, e.limitMs / check.measuredMs);
-        c.slo.push_back(check);
-    }
-    c.latency = c.okShare * attainment / static_cast<double>(req.slo.size());
-
-    if (prices) {
-        Volume v;
-        v.requests = req.monthly.requests.value_or(n);
-        v.inputTokensPerRequest = req.monthly.inputTokensPerRequest.value_or(c.inputTokensPerRequest);
-        v.outputTokensPerRequest = req.monthly.outputTokensPerRequest.value_or(c.outputTokensPerRequest);
-        v.hitRate = c.hitRate;
-        v.requestsPerS = c.requestsPerS;
-        c.cost = projectMonthlyCost(*prices, v);
-    }
-    const int needs = int{req.needs.hotUpdates} + int{req.needs.customBatching};
-    c.features = needs == 0 ? 1.0
-                            : (double(req.needs.hotUpdates && c.hotUpdates) +
-                               double(req.needs.customBatching && c.customBatching)) / needs;
-    return c;
-}
-
-std::string sloText(const CandidateScore& c, SloMetric only, bool onlyThat) {
-    std::string s;
-    for (const auto& k : c.slo) {
-        if (onlyThat && k.key.rfind(sloMetricName(only), 0) != 0) continue;
-        s += (s.empty() ? "" : ", ") + k.key;
-        if (!k.measured) // no statistic to compare: say why instead of a 0.0 ms
-            s += c.okShare == 0 ? " not measured (no successful requests, limit " + num(k.limitMs, 0) + ")"
-                                : " not measured (no successful request defines it, limit " + num(k.limitMs, 0) + ")";
-        else
-            s += " " + num(k.measuredMs, 1) + " ms " + (k.met ? "<= " : "> ") + num(k.limitMs, 0);
-    }
-    return s;
-}
-
-bool meets(const CandidateScore& c, SloMetric metric) {
-    bool any = false, all = true;
-    for (const auto& k : c.slo)
-        if (k.key.rfind(sloMetricName(metric), 0) == 0) {
-            any = true;
-            all = all && k.met;
-        }
-    return any && all;
-}
-
-struct Decision {
-    Mode mode = Mode::Regular;
-    std::string decidedBy;
-    std::vector<TraceEntry> trace;
-    std::vector<std::string> conflicts;
-    SelectionResult::Weights weights;
-    std::vector<std::string> monitoring;
-};
-
-// Rules 1-4 in order, then the score. `fast` and `regular` get their cost and total scores.
-Decision decide(const Requirements& req, bool havePrices, const InputLengths& in, CandidateScore& fast,
-                CandidateScore& regular, uint64_t kvPeakFast) {
-    Decision d;
-    std::optional<Mode> decided;
-    auto decide = [&](Mode m, const char* by) {
-        if (decided) return false;
-        decided = m;
-        d.decidedBy = by;
-        return true;
-    };
-
-    // 1. Context.
-    const bool statedOver = req.inputs.maxTokens && *req.inputs.maxTokens > in.cap;
-    const bool contextFires =
-        in.share > req.inputs.overCapTolerance || (statedOver && req.inputs.overCapTolerance == 0);
-    {
-        std::string detail = std::to_string(in.overCap) + " of " + std::to_string(in.count) + " inputs (" +
-                             pct(in.share) + ", from " +
-                             (in.source == "prompt_file" ? in.promptFile : std::string("the runs' prompts")) +
-                             ", longest " + std::to_string(in.longest) + " tokens) are longer than the fast-mode cap of " +
-                             std::to_string(in.cap) + " tokens; tolerance " + pct(req.inputs.overCapTolerance);
-        if (req.inputs.maxTokens)
-            detail += "; stated max_tokens " + std::to_string(*req.inputs.maxTokens) +
-                      (statedOver ? " is over the cap" : " is within the cap");
-        detail += contextFires ? ": regular mode required." : ": fast mode can take every input.";
-        if (contextFires) decide(Mode::Regular, "context");
-        d.trace.push_back({"context", contextFires, detail});
-    }
-
-    // 2. Latency.
-    {
-        const auto minTtft = req.minTtftLimitMs();
-        const bool strict = minTtft && *minTtft < kLatencyRuleTtftMs;
-        const bool onlyFast = meets(fast, SloMetric::TtftMs) && !meets(regular, SloMetric::TtftMs);
-        const bool fires = strict || onlyFast;
-        std::string detail;
-        if (!minTtft) detail = "no TTFT requirement";
-        else
-            detail = "TTFT requirement " + num(*minTtft, 0) + " ms is " +
-                     (strict ? "under " : "not under ") + num(kLatencyRuleTtftMs, 0) + " ms; measured fast " +
-                     sloText(fast, SloMetric::TtftMs, true) + "; regular " + sloText(regular, SloMetric::TtftMs, true) +
-                     (onlyFast ? " (only fast meets it)" : "");
-        detail += fires ? ": fast mode required" : ": no mode required";
-        for (const CandidateScore* c : {&fast, &regular})
-            if (const std::string caveat = dataCaveat(*c); !caveat.empty()) detail += "; caution: " + caveat;
-        if (fires && !decide(Mode::Fast, "latency")) {
-            detail += " (overridden: the context rule requires regular mode)";
-            d.conflicts.push_back("latency requires fast mode but context requires regular mode; context wins");
-        }
-        d.trace.push_back({"latency", fires, detail + "."});
-    }
-
-    // Weights, normalised over the components that can be measured.
-    const double wl = req.weights.latency, wc = havePrices ? req.weights.cost : 0.0, wf = req.weights.features;
-    const double sum = wl + wc + wf > 0 ? wl + wc + wf : 1.0;
-    d.weights = {wl / sum, wc / sum, wf / sum};
-
-    // 3. Cost.
-    {
-        std::string detail;
-        bool fires = false;
-        if (!havePrices) {
-            detail = "no price sheet: cost not measured";
-        } else {
-            const double cf = fast.cost->perMillionTokens, cr = regular.cost->perMillionTokens;
-            const std::string cur = " " + fast.cost->currency;
-            const double lo = std::min(cf, cr);
-            fast.costScore = cf > 0 ? lo / cf : 1.0;
-            regular.costScore = cr > 0 ? lo / cr : 1.0;
-            detail = "cost per million tokens: fast " + num(cf, 4) + cur + " (hit rate " + pct(fast.hitRate) +
-                     "), regular " + num(cr, 4) + cur + " (hit rate " + pct(regular.hitRate) + "); monthly fast " +
-                     num(fast.cost->total, 2) + cur + ", regular " + num(regular.cost->total, 2) + cur;
-            if (req.weights.cost <= req.weights.features) {
-                detail += "; cost weight " + num(req.weights.cost, 2) + " does not exceed features weight " +
-                          num(req.weights.features, 2);
-            } else if (cf == cr) {
-                detail += "; equal costs, no preference";
-            } else {
-                fires = true;
-                // The cheaper of the candidates that meet every SLO (of both when neither does).
-                Mode cheaper = cf < cr ? Mode::Fast : Mode::Regular;
-                if (fast.meetsSlo != regular.meetsSlo) cheaper = fast.meetsSlo ? Mode::Fast : Mode::Regular;
-                detail += "; cost weight " + num(req.weights.cost, 2) + " > features weight " +
-                          num(req.weights.features, 2) + ": prefer " + modeName(cheaper) +
-                          (fast.meetsSlo != regular.meetsSlo ? " (the only one meeting every SLO)" : "");
-                if (!decide(cheaper, "cost"))
-                    detail += " (not deciding: the " + d.decidedBy + " rule decided)";
-            }
-        }
-        d.trace.push_back({"cost", fires, detail + "."});
-    }
-
-    // 4. Operations.
-    {
-        const double floor = kHitRateFloorShare * fast.hitRate;
-        d.monitoring.push_back("prefix hit rate >= " + num(floor, 3) + " (measured " + num(fast.hitRate, 3) + ")");
-        for (const auto& k : fast.slo)
-            d.monitoring.push_back(k.key + " <= " + num(k.limitMs, 0) + " ms (measured " + num(k.measuredMs, 1) +
-                                   " ms), with p99 of " + k.key.substr(0, k.key.find('.')) + " alerted");
-        d.monitoring.push_back("KV cache memory (peak " + num(double(kvPeakFast) / 1048576.0, 1) + " MiB)");
-        const bool fires = req.opsCapability == OpsCapability::Low;
-        fast.opsPenalty = fires ? kLowOpsPenalty : 0.0;
-        std::string list;
-        for (const auto& m : d.monitoring) list += (list.empty() ? "" : "; ") + m;
-        d.trace.push_back({"operations", fires,
-                           std::string("operations capability ") + opsCapabilityName(req.opsCapability) +
-                               (fires ? ": fast mode's score reduced by " + num(kLowOpsPenalty, 2) +
-                                            "; must be monitored: "
-                                      : ": no penalty; fast mode is monitored on: ") +
-                               list + "."});
-    }
-
-    for (CandidateScore* c : {&fast, &regular})
-        c->total = d.weights.latency * c->latency + d.weights.cost * c->costScore +
-                   d.weights.features * c->features - c->opsPenalty;
-    // Equal scores keep regular mode: the default that needs no migration.
-    decide(fast.total > regular.total ? Mode::Fast : Mode::Regular, "score");
-    d.mode = *decided;
-    return d;
-}
-
-std::vector<size_t> allIndices(size_t n) {
-    std::vector<size_t> v(n);
-    for (size_t i = 0; i < n; ++i) v[i] = i;
-    return v;
-}
-
-InputLengths measureInputs(const Requirements& req, const SelectionOptions& opt,
-                           const std::vector<StoredRun>& runs, int64_t cap) {
-    InputLengths in;
-    in.cap = cap;
-    std::vector<int64_t> lengths;
+Workload workloadOf(const Requirements& req, const SelectionOptions& opt, const std::vector<StoredRun>& runs,
+                    const Side& fast, const Side& regular) {
+    Workload w;
+    InputLengths& in = w.fastInputs;
     if (!req.inputs.promptFile.empty()) {
         if (!opt.tokenize)
             throw SelectionError("inputs.prompt_file needs a tokenizer (a model) to measure token lengths");
@@ -397,8 +28,8 @@ InputLengths measureInputs(const Requirements& req, const SelectionOptions& opt,
         if (p.is_relative() && !opt.baseDirectory.empty()) p = std::filesystem::path(opt.baseDirectory) / p;
         in.source = "prompt_file";
         in.promptFile = p.string();
-        for (const auto& w : loadPromptFile(in.promptFile, opt.tokenize, 1))
-            lengths.push_back(static_cast<int64_t>(w.prompt.size()));
+        for (const auto& wr : loadPromptFile(in.promptFile, opt.tokenize, 1))
+            w.lengths.push_back(static_cast<int64_t>(wr.prompt.size()));
     } else {
         in.source = "runs";
         // A prompt's length before truncation, the longest any candidate saw per workload index.
@@ -409,16 +40,162 @@ InputLengths measureInputs(const Requirements& req, const SelectionOptions& opt,
                     int64_t& l = byIndex[r.id];
                     l = std::max(l, r.promptTokens + r.truncatedTokens);
                 }
-            for (const auto& [i, l] : byIndex) lengths.push_back(l);
+            for (const auto& [i, l] : byIndex) w.lengths.push_back(l);
         }
     }
-    for (int64_t l : lengths) {
-        in.overCap += l > cap ? 1 : 0;
+    in.profileCap = fast.profileCap;
+    in.modelContext = fast.modelContext;
+    in.cap = effectiveContextCap(fast.profileCap, fast.modelContext);
+    double total = 0;
+    for (int64_t l : w.lengths) {
+        in.overCap += l > in.cap ? 1 : 0;
         in.longest = std::max(in.longest, l);
+        total += static_cast<double>(l);
     }
-    in.count = static_cast<int64_t>(lengths.size());
+    in.count = static_cast<int64_t>(w.lengths.size());
     in.share = in.count > 0 ? static_cast<double>(in.overCap) / static_cast<double>(in.count) : 0.0;
-    return in;
+    in.meanTokens = in.count > 0 ? total / static_cast<double>(in.count) : 0.0;
+    double ok = 0, output = 0;
+    for (const Side* s : {&fast, &regular})
+        for (const Req& q : s->reqs)
+            if (q.ok) {
+                ok += 1;
+                output += q.output;
+            }
+    w.outputTokensPerRequest = ok > 0 ? output / ok : 0.0;
+    return w;
+}
+
+double percentile(std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// Index ranges of each run's requests inside a pooled side (runs in order).
+std::vector<std::pair<size_t, size_t>> runRanges(const std::vector<std::pair<Side, Side>>& perRun, bool fast) {
+    std::vector<std::pair<size_t, size_t>> out;
+    size_t at = 0;
+    for (const auto& [f, r] : perRun) {
+        const size_t n = (fast ? f : r).reqs.size();
+        out.emplace_back(at, at + n);
+        at += n;
+    }
+    return out;
+}
+
+// One bootstrap draw over runs: as many run indices as there are runs, with replacement. Both
+// sides take the same runs: a run measured its two candidates side by side.
+std::vector<size_t> drawRuns(size_t runs, Rng& rng) {
+    std::vector<size_t> out(runs);
+    for (auto& i : out) i = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(runs)));
+    return out;
+}
+
+// The pooled side's request indices of the drawn runs.
+std::vector<size_t> requestsOf(const std::vector<size_t>& picks, const std::vector<std::pair<size_t, size_t>>& ranges) {
+    std::vector<size_t> out;
+    for (size_t k : picks)
+        for (size_t i = ranges[k].first; i < ranges[k].second; ++i) out.push_back(i);
+    return out;
+}
+
+// One bootstrap draw over the requests of a single run.
+std::vector<size_t> drawRequests(size_t n, Rng& rng) {
+    std::vector<size_t> out(n);
+    for (auto& i : out) i = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(n)));
+    return out;
+}
+
+// A CV above kHighVarianceCv across runs warns, for every figure of either candidate.
+void warnOnVariation(SelectionResult& result) {
+    for (const CandidateScore& c : result.scores)
+        for (const RunSpread& x : c.spread) {
+            if (x.cv <= kHighVarianceCv) continue;
+            const bool isMs = x.key != "requests_per_s";
+            auto fmt = [&](double v) { return isMs ? ms(v) : num(v, 2) + "/s"; };
+            result.warnings.push_back(std::string(modeName(c.mode)) + " " + (isMs ? boundText(x.key) : x.key) +
+                                      " varies across the " + std::to_string(x.runs) + " runs: CV " + pct(x.cv) +
+                                      " > " + pct(kHighVarianceCv) + " (mean " + fmt(x.mean) + ", 95% interval " +
+                                      fmt(x.ci95Low) + " to " + fmt(x.ci95High) + ")");
+        }
+}
+
+// The tie: why, then what would separate the candidates.
+std::vector<std::string> tieReasons(const SelectionResult& r, size_t runs, bool havePrices) {
+    const CandidateScore &f = r.score(Mode::Fast), &g = r.score(Mode::Regular);
+    std::string why = "weighted scores fast " + num(f.total, 3) + " and regular " + num(g.total, 3) + " (margin " +
+                      num(std::fabs(f.total - g.total), 3);
+    if (std::fabs(f.total - g.total) < kTieMargin) why += ", under the " + num(kTieMargin, 2) + " tie margin";
+    if (r.noise.replicates > 0 && r.noise.ci95Low <= 0)
+        why += ", and its 95% interval " + num(r.noise.ci95Low, 3) + " to " + num(r.noise.ci95High, 3) + " over " +
+               (r.noise.method == "runs" ? "run" : "request") + " bootstraps reaches 0";
+    std::vector<std::string> out{why + ")"};
+    if (r.dominance.empty()) out.push_back("neither candidate is better on every measured metric");
+    if (runs < 2) out.push_back("to separate them: repeat each candidate (compare --repeat 3) to measure run-to-run noise");
+    if (!havePrices) out.push_back("to separate them: a price sheet, so that the month's cost enters the score");
+    out.push_back("to separate them: a run at the production load and prompt lengths, where queueing and the prefix "
+                  "cache tell the modes apart");
+    return out;
+}
+
+// Verdict, confidence, basis and headline from the pooled decision and its replicates.
+void conclude(SelectionResult& r, size_t runs, bool havePrices) {
+    bool byScore = r.decidedBy == "score";
+    const double share =
+        r.noise.replicates > 0 ? static_cast<double>(r.noise.agreeing) / static_cast<double>(r.noise.replicates) : 0;
+    const std::string agree = std::to_string(r.noise.agreeing) + " of " + std::to_string(r.noise.replicates) + " " +
+                              (r.noise.method == "runs" ? "bootstraps over the " + std::to_string(runs) + " runs"
+                                                        : std::string("request bootstraps within the one run"));
+    if (r.verdict == Verdict::Recommended && byScore &&
+        (std::fabs(r.noise.scoreMargin) < kTieMargin || r.noise.ci95Low <= 0 ||
+         (runs > 1 && share < kClearConfidence))) {
+        if (r.dominant) { // the scores cannot tell them apart, the measurements can
+            r.recommendation = *r.dominant;
+            r.decidedBy = "dominance";
+            r.ruleMargin = r.dominance + "; the weighted scores tie at " + r.ruleMargin;
+        } else {
+            r.verdict = Verdict::NoClearWinner;
+        }
+    }
+    byScore = r.decidedBy == "score";
+    if (r.verdict != Verdict::Recommended) r.recommendation = Mode::Regular;
+    r.marginWithinNoise =
+        r.verdict == Verdict::NoClearWinner || ((byScore || r.decidedBy == "dominance") && runs < 2);
+    if (r.verdict == Verdict::Recommended && byScore && runs > 1) r.confidence = share;
+
+    if (r.verdict == Verdict::NoneFeasible) {
+        r.basis = "no confidence figure: no candidate meets the requirements";
+        r.headline = "none feasible: " + r.ruleMargin;
+        return;
+    }
+    if (r.verdict == Verdict::NoClearWinner) {
+        r.tieReasons = tieReasons(r, runs, havePrices);
+        r.basis = "no confidence figure: no mode is recommended, the scores do not separate the candidates";
+        r.headline = "no clear winner: " + r.tieReasons.front();
+        return;
+    }
+    const std::string mode = modeName(r.recommendation);
+    if (!byScore) {
+        r.basis = r.decidedBy == "dominance"
+                      ? "no confidence figure: dominance decided, and it reports the ratio on every metric"
+                      : "no confidence figure: the " + r.decidedBy +
+                            " rule decided, and a rule reports the margin of the measured value from its threshold";
+        if (runs > 1 && r.decidedBy != "dominance") r.basis += "; " + agree + " give the same mode";
+        r.headline = mode + " mode, decided by " +
+                     (r.decidedBy == "dominance" ? std::string("dominance") : "the " + r.decidedBy + " rule") + ": " +
+                     r.ruleMargin;
+    } else if (runs > 1) {
+        r.basis = "confidence " + num(share, 3) + ": " + agree + " agree; score margin " + num(r.noise.scoreMargin, 3) +
+                  ", 95% interval " + num(r.noise.ci95Low, 3) + " to " + num(r.noise.ci95High, 3);
+        r.headline = mode + " mode, decided by the weighted score: " + r.ruleMargin + "; confidence " + num(share, 3);
+    } else {
+        r.basis = "no confidence figure: one run per candidate measures no run-to-run noise (" + agree + " agree)";
+        r.headline = mode + " mode, decided by the weighted score: " + r.ruleMargin;
+    }
+    if (r.dominant == r.recommendation && r.decidedBy != "dominance") r.headline += "; " + r.dominance;
 }
 
 } // namespace
@@ -434,6 +211,10 @@ double statisticOf(const Distribution& d, SloStat s) {
     case SloStat::Max: return d.max;
     }
     return 0;
+}
+
+int64_t effectiveContextCap(int64_t profileCap, int64_t modelContext) {
+    return modelContext > 0 ? std::min(profileCap, modelContext - 1) : profileCap;
 }
 
 std::string dataCaveat(const CandidateScore& c) {
@@ -476,8 +257,15 @@ std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs) 
     return out;
 }
 
-const char* modeName(Mode m) {
-    return m == Mode::Fast ? "fast" : "regular";
+const char* modeName(Mode m) { return m == Mode::Fast ? "fast" : "regular"; }
+
+const char* verdictName(Verdict v) {
+    switch (v) {
+    case Verdict::Recommended: return "recommended";
+    case Verdict::NoClearWinner: return "no_clear_winner";
+    case Verdict::NoneFeasible: return "none_feasible";
+    }
+    return "?";
 }
 
 std::optional<Mode> modeOfProfile(const std::string& profileJson) {
@@ -506,81 +294,79 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
         regularSides.push_back(&r);
     }
     const Side fast = pooled(fastSides), regular = pooled(regularSides);
+    const Workload w = workloadOf(req, opt, runs, fast, regular);
 
     SelectionResult result;
     for (const auto& run : runs) result.runIds.push_back(run.id);
-    result.inputs = measureInputs(req, opt, runs, fast.contextCap);
+    result.inputs = w.fastInputs;
 
-    // One decision over a sample of each side's requests.
-    auto decideOn = [&](const Side& f, const std::vector<size_t>& fs, const Side& r, const std::vector<size_t>& rs,
-                        CandidateScore* fastOut, CandidateScore* regularOut) {
-        CandidateScore cf = measure(f, fs, req, prices), cr = measure(r, rs, req, prices);
-        Decision d = decide(req, prices.has_value(), result.inputs, cf, cr, f.kvBytesPeak);
-        if (fastOut) *fastOut = cf;
-        if (regularOut) *regularOut = cr;
-        return d;
+    // One decision over a sample of each pooled side's requests.
+    auto decideOn = [&](const std::vector<size_t>& fs, const std::vector<size_t>& rs, CandidateScore& cf,
+                        CandidateScore& cr) {
+        cf = measure(fast, fs, req, prices, w);
+        cr = measure(regular, rs, req, prices, w);
+        return decide(req, prices.has_value(), result.inputs, cf, cr, fast.kvBytesPeak);
     };
-    CandidateScore cf, cr;
-    Decision main = decideOn(fast, allIndices(fast.reqs.size()), regular, allIndices(regular.reqs.size()), &cf, &cr);
+    // The pooled decision, with each figure's spread across runs in its sentences.
+    CandidateScore cf = measure(fast, allIndices(fast.reqs.size()), req, prices, w,
+                                spreadOf(Mode::Fast, perRun, req, prices, w));
+    CandidateScore cr = measure(regular, allIndices(regular.reqs.size()), req, prices, w,
+                                spreadOf(Mode::Regular, perRun, req, prices, w));
+    const Decision main = decide(req, prices.has_value(), result.inputs, cf, cr, fast.kvBytesPeak);
+    result.verdict = main.verdict;
     result.recommendation = main.mode;
     result.decidedBy = main.decidedBy;
+    result.ruleMargin = main.ruleMargin;
     result.trace = main.trace;
     result.conflicts = main.conflicts;
     result.weights = main.weights;
     result.monitoring = main.monitoring;
+    const bool fastWins = main.verdict == Verdict::Recommended && main.mode == Mode::Fast;
     auto margin = [&](const CandidateScore& f, const CandidateScore& r) {
-        return main.mode == Mode::Fast ? f.total - r.total : r.total - f.total;
+        return fastWins || main.verdict != Verdict::Recommended ? f.total - r.total : r.total - f.total;
+    };
+    auto sameOutcome = [&](const Decision& d) {
+        return d.verdict == Verdict::NoneFeasible ? main.verdict == Verdict::NoneFeasible
+                                                  : main.verdict != Verdict::NoneFeasible && d.mode == main.mode;
     };
     result.noise.scoreMargin = margin(cf, cr);
     result.scores = {cf, cr};
+    const Dominance dominance = dominanceOf(fast, regular, perRun);
+    result.dominance = dominance.sentence;
+    result.dominant = dominance.mode;
 
-    // Replicates: each run on its own, or bootstrap resamples of the pooled requests.
+    // Replicates: bootstrap over runs when there are several, over requests of the one run otherwise.
     std::vector<double> margins;
-    auto tally = [&](const Decision& d, const CandidateScore& f, const CandidateScore& r) {
+    Rng rng(opt.seed);
+    result.noise.seed = opt.seed;
+    result.noise.method = perRun.size() > 1 ? "runs" : "requests";
+    const auto fastRanges = runRanges(perRun, true), regularRanges = runRanges(perRun, false);
+    for (int b = 0; b < std::max(1, opt.bootstrapReplicates); ++b) {
+        std::vector<size_t> fi, ri;
+        if (perRun.size() > 1) {
+            const auto picks = drawRuns(perRun.size(), rng);
+            fi = requestsOf(picks, fastRanges);
+            ri = requestsOf(picks, regularRanges);
+        } else {
+            fi = drawRequests(fast.reqs.size(), rng);
+            ri = drawRequests(regular.reqs.size(), rng);
+        }
+        CandidateScore sf, sr;
+        const Decision d = decideOn(fi, ri, sf, sr);
         ++result.noise.replicates;
-        result.noise.agreeing += d.mode == main.mode ? 1 : 0;
-        margins.push_back(margin(f, r));
-    };
-    if (perRun.size() > 1) {
-        result.noise.method = "repeated_runs";
-        for (const auto& [f, r] : perRun) {
-            CandidateScore sf, sr;
-            const Decision d = decideOn(f, allIndices(f.reqs.size()), r, allIndices(r.reqs.size()), &sf, &sr);
-            tally(d, sf, sr);
-        }
-        const RepeatedMetric m = repeated(margins);
-        result.noise.ci95Low = m.ci95Low;
-        result.noise.ci95High = m.ci95High;
-    } else {
-        result.noise.method = "bootstrap";
-        result.noise.seed = opt.seed;
-        Rng rng(opt.seed);
-        auto resample = [&](size_t n) {
-            std::vector<size_t> v(n);
-            for (auto& i : v) i = static_cast<size_t>(rng.uniformInt(0, static_cast<int64_t>(n)));
-            return v;
-        };
-        for (int b = 0; b < std::max(1, opt.bootstrapReplicates); ++b) {
-            CandidateScore sf, sr;
-            const auto fi = resample(fast.reqs.size());
-            const auto ri = resample(regular.reqs.size());
-            const Decision d = decideOn(fast, fi, regular, ri, &sf, &sr);
-            tally(d, sf, sr);
-        }
-        // 2.5th and 97.5th percentiles of the replicate margins.
-        std::sort(margins.begin(), margins.end());
-        auto at = [&](double q) {
-            const double pos = q * static_cast<double>(margins.size() - 1);
-            const auto lo = static_cast<size_t>(std::floor(pos));
-            const size_t hi = std::min(lo + 1, margins.size() - 1);
-            return margins[lo] + (margins[hi] - margins[lo]) * (pos - static_cast<double>(lo));
-        };
-        result.noise.ci95Low = at(0.025);
-        result.noise.ci95High = at(0.975);
+        result.noise.agreeing += sameOutcome(d) ? 1 : 0;
+        margins.push_back(margin(sf, sr));
     }
-    result.confidence = static_cast<double>(result.noise.agreeing) / static_cast<double>(result.noise.replicates);
-    result.marginWithinNoise =
-        result.confidence < kClearConfidence || (result.decidedBy == "score" && result.noise.ci95Low <= 0);
+    result.noise.ci95Low = percentile(margins, 0.025);
+    result.noise.ci95High = percentile(margins, 0.975);
+
+    if (perRun.size() > 1) warnOnVariation(result);
+    else
+        result.warnings.insert(result.warnings.begin(),
+                               "the selection rests on one run per candidate: run-to-run variation is not measured, "
+                               "so no confidence figure is given; repeat the comparison (compare --repeat 3) and pass "
+                               "every run to select");
+    conclude(result, perRun.size(), prices.has_value());
     return result;
 }
 

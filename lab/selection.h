@@ -1,10 +1,11 @@
-// The selection framework (PRODUCT.md §6): four rules in order, a weighted score, a confidence.
+// The selection framework (PRODUCT.md §6): feasibility first, four rules in order, a headroom score.
 //
 // Inputs are recorded runs (StoredRun with requests, e.g. db::RunStore::getRun(id)); each
 // run must hold one fast and one regular candidate, told apart by their stored profile
 // JSON ("base", else "name"). Several runs of the same two candidates are repeats: the
-// decision pools their requests and the confidence comes from the per-run decisions; one
-// run gets a seeded bootstrap over its requests. docs/SELECTION.md has every formula.
+// decision pools their requests and the confidence comes from a seeded bootstrap over the
+// runs; one run gets no confidence figure (a within-run bootstrap only flags ties) and a
+// warning. docs/SELECTION.md has every formula.
 #pragma once
 
 #include "lab/cost_model.h"
@@ -34,6 +35,22 @@ inline constexpr double kLowOpsPenalty = 0.15;
 inline constexpr double kHitRateFloorShare = 0.8;
 // A recommendation is "within the noise" below this confidence.
 inline constexpr double kClearConfidence = 0.95;
+// Latency score: a bound's score falls from 1 to 0 as measured/limit goes from
+// 1/kHeadroomSpan to kHeadroomSpan (0.5 at the limit), linearly in log(measured/limit).
+inline constexpr double kHeadroomSpan = 100;
+// Weighted totals closer than this are a tie ("no clear winner").
+inline constexpr double kTieMargin = 0.02;
+// Dominance: better on every measured metric by at least this ratio (worse / better).
+inline constexpr double kDominanceMinRatio = 1.05;
+
+// What the selection concluded. Only Recommended names a mode to deploy; the other two
+// keep SelectionResult::recommendation at Regular (the channel that needs no migration).
+enum class Verdict { Recommended, NoClearWinner, NoneFeasible };
+const char* verdictName(Verdict v); // "recommended", "no_clear_winner", "none_feasible"
+
+// The context cap the engine enforces (Session::contextLimit): min(profile max_context,
+// model context − 1); the profile cap alone when the model's context is unknown (<= 0).
+int64_t effectiveContextCap(int64_t profileCap, int64_t modelContext);
 
 enum class Mode { Fast, Regular };
 const char* modeName(Mode m); // "fast", "regular"
@@ -57,6 +74,14 @@ struct SloCheck {
     double measuredMs = 0; // the statistic over the candidate's Ok requests
     bool met = false;
     bool measured = true; // false when no Ok request defines the metric (measuredMs is then 0)
+    double headroom = 0;  // the bound's latency score in [0, 1] (docs/SELECTION.md)
+};
+
+// A figure measured in every run: mean, 95% interval and coefficient of variation across runs.
+struct RunSpread {
+    std::string key; // "ttft_ms.p95", "requests_per_s"
+    int64_t runs = 0;
+    double mean = 0, ci95Low = 0, ci95High = 0, cv = 0;
 };
 
 struct CandidateScore {
@@ -74,31 +99,54 @@ struct CandidateScore {
     double inputTokensPerRequest = 0, outputTokensPerRequest = 0; // measured means (Ok)
     std::optional<CostProjection> cost; // with a price sheet
     bool hotUpdates = false, customBatching = false; // what the profile supports
+    std::string precision; // the profile's precision ("mixed", "native", ...)
+    // Context: the effective cap, and the workload's inputs (stated or measured) over it.
+    int64_t contextCap = 0, profileCap = 0, modelContext = 0; // modelContext 0: unknown
+    int64_t inputsOverCap = 0, inputs = 0;
+    // Feasibility: every SLO bound met and the inputs fit; `gaps` says what failed, with
+    // its size ("TTFT p95 68.5 ms vs 20 ms: 3.4× over"), `remedies` what could close it.
+    bool feasible = false;
+    std::vector<std::string> gaps, remedies;
+    std::vector<RunSpread> spread; // across runs (empty with one run)
     // Components in [0, 1] and the weighted total (after the operations penalty).
     double latency = 0, costScore = 0, features = 0, opsPenalty = 0, total = 0;
 };
 
-// Where the context rule's share came from.
+// Where the context rule's share came from; `cap` is fast's effective cap.
 struct InputLengths {
     std::string source; // "prompt_file" or "runs"
     std::string promptFile;
     int64_t count = 0, overCap = 0, longest = 0, cap = kFastContextCap;
-    double share = 0; // overCap / count
+    double share = 0;      // overCap / count
+    double meanTokens = 0; // mean input length: the month's traffic when monthly does not state it
+    int64_t profileCap = kFastContextCap, modelContext = 0; // cap = effectiveContextCap(these)
 };
 
 struct SelectionResult {
-    Mode recommendation = Mode::Regular;
-    std::string decidedBy; // "context", "latency", "cost" or "score"
-    double confidence = 0; // share of replicates (bootstrap or runs) giving the same mode
-    bool marginWithinNoise = true;
+    Verdict verdict = Verdict::Recommended;
+    Mode recommendation = Mode::Regular; // meaningful when verdict == Recommended
+    std::string decidedBy; // "feasibility", "context", "latency", "cost", "score" or "dominance"
+    // One line for every front end: the verdict, the deciding rule and its margin
+    // ("fast mode, by the latency rule: TTFT p95 2,410 ms vs < 3,000 ms").
+    std::string headline;
+    std::string ruleMargin; // the deciding rule's measured value against its threshold
+    // Share of run-bootstrap replicates that give the same mode; only for a score decision
+    // over several runs (a rule reports its margin instead; one run measures no run noise).
+    std::optional<double> confidence;
+    std::string basis;       // one sentence on where the confidence (or its absence) comes from
+    bool marginWithinNoise = true; // a tie, or a score decision whose run noise was not measured
+    std::string dominance;   // "fast is better on all 8 measured metrics (...), by 4.1–12×, ..."; "" if none
+    std::optional<Mode> dominant; // the mode that sentence names; it breaks a tie of the scores
+    std::vector<std::string> tieReasons; // with NoClearWinner: why, then what would separate them
+    std::vector<std::string> warnings;   // one run per candidate, high CV across runs
     struct Noise {
-        std::string method; // "bootstrap" or "repeated_runs"
+        std::string method; // "runs" (bootstrap over runs) or "requests" (within one run)
         int64_t replicates = 0, agreeing = 0;
-        uint64_t seed = 0;  // bootstrap only
-        double scoreMargin = 0; // winner's total − the other's, on the pooled data
+        uint64_t seed = 0;
+        double scoreMargin = 0; // winner's total − the other's (fast − regular without a winner)
         double ci95Low = 0, ci95High = 0;
     } noise;
-    std::vector<TraceEntry> trace;      // the four rules, in order
+    std::vector<TraceEntry> trace;      // feasibility, then the four rules, in order
     std::vector<std::string> conflicts; // e.g. context and latency both fired
     std::vector<CandidateScore> scores; // fast first, then regular
     struct Weights {
@@ -117,7 +165,7 @@ struct SelectionOptions {
     std::function<std::vector<int32_t>(const std::string&)> tokenize;
     // Relative prompt files are read from here ("" = the working directory).
     std::string baseDirectory;
-    int bootstrapReplicates = 200;
+    int bootstrapReplicates = 200; // over runs (several) or requests (one run)
     uint64_t seed = 42;
 };
 
@@ -142,9 +190,11 @@ double statisticOf(const Distribution& d, SloStat s);
 // Which mode a stored profile JSON belongs to ("base", else "name"); nullopt for neither.
 std::optional<Mode> modeOfProfile(const std::string& profileJson);
 
-// {"recommendation", "decided_by", "confidence", "margin_within_noise", "noise", "trace",
-//  "conflicts", "scores": {"fast": {...}, "regular": {...}, "weights"}, "cost": {"fast",
-//  "regular"} (null without prices), "inputs", "monitoring", "run_ids"}
+// {"verdict", "recommendation" (null unless recommended), "decided_by", "headline",
+//  "rule_margin", "confidence" (null when none), "basis", "margin_within_noise", "dominance",
+//  "tie_reasons", "warnings", "noise", "trace", "conflicts", "scores": {"fast": {...},
+//  "regular": {...}, "weights"}, "cost": {"fast", "regular"} (null without prices), "inputs",
+//  "monitoring", "run_ids"}
 nlohmann::ordered_json toJson(const SelectionResult& r);
 // Reads toJson's output back (stored selections); throws SelectionError on a bad document.
 SelectionResult selectionResultFromJson(const nlohmann::json& j);

@@ -92,16 +92,21 @@ TEST_F(SelectCli, EachShippedRequirementsFileGivesItsOutcome) {
     const auto latency = selectJson({"--run", id, "--requirements", resource("requirements/latency-fast.json")});
     EXPECT_EQ(latency["recommendation"], "fast");
     EXPECT_EQ(latency["decided_by"], "latency");
-    ASSERT_EQ(latency["trace"].size(), 4u);
-    const char* rules[] = {"context", "latency", "cost", "operations"};
-    for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(latency["trace"].size(), 5u);
+    const char* rules[] = {"feasibility", "context", "latency", "cost", "operations"};
+    for (size_t i = 0; i < 5; ++i) {
         EXPECT_EQ(latency["trace"][i]["rule"], rules[i]);
         EXPECT_TRUE(latency["trace"][i]["fired"].is_boolean());
         EXPECT_FALSE(latency["trace"][i]["detail"].get<std::string>().empty());
     }
-    EXPECT_TRUE(latency["trace"][1]["fired"].get<bool>());
-    EXPECT_GE(latency["confidence"].get<double>(), 0.0);
-    EXPECT_LE(latency["confidence"].get<double>(), 1.0);
+    EXPECT_TRUE(latency["trace"][2]["fired"].get<bool>());
+    // A rule that decided reports its margin, not a confidence of 1 by construction.
+    EXPECT_TRUE(latency["confidence"].is_null());
+    EXPECT_EQ(latency["verdict"], "recommended");
+    EXPECT_NE(latency["headline"].get<std::string>().find("fast mode, decided by the latency rule: TTFT requirement "
+                                                          "2,000 ms < 3,000 ms; fast TTFT p95 400 ms vs ≤ 2,000 ms"),
+              std::string::npos)
+        << latency["headline"];
     EXPECT_TRUE(latency["margin_within_noise"].is_boolean());
     EXPECT_TRUE(latency["scores"]["fast"]["total"].is_number());
     EXPECT_TRUE(latency["cost"].is_null()) << "no --prices";
@@ -122,7 +127,7 @@ TEST_F(SelectCli, EachShippedRequirementsFileGivesItsOutcome) {
     const auto lowOps = selectJson({"--run", id, "--requirements", resource("requirements/low-ops.json")});
     EXPECT_EQ(lowOps["recommendation"], "regular");
     EXPECT_EQ(lowOps["decided_by"], "score");
-    EXPECT_TRUE(lowOps["trace"][3]["fired"].get<bool>());
+    EXPECT_TRUE(lowOps["trace"][4]["fired"].get<bool>());
 }
 
 TEST_F(SelectCli, SaveStoresTheSelection) {
@@ -130,7 +135,7 @@ TEST_F(SelectCli, SaveStoresTheSelection) {
     const int64_t run2 = storeRun(Behaviour{.ttftMs = 410}, Behaviour{.ttftMs = 1400});
     const auto j = selectJson({"--run", std::to_string(run1), "--run", std::to_string(run2), "--requirements",
                                resource("requirements/latency-fast.json"), "--save"});
-    EXPECT_EQ(j["noise"]["method"], "repeated_runs");
+    EXPECT_EQ(j["noise"]["method"], "runs");
     ASSERT_TRUE(j.contains("selection_id"));
     auto store = mb::db::RunStore::open(m_db);
     const auto sel = store.getSelection(j["selection_id"].get<int64_t>());
@@ -142,7 +147,8 @@ TEST_F(SelectCli, SaveStoresTheSelection) {
                                         resource("requirements/latency-fast.json")});
     EXPECT_EQ(text.exitCode, 0) << text.err;
     EXPECT_NE(text.out.find("recommendation: fast"), std::string::npos) << text.out;
-    for (const char* rule : {"context", "latency", "cost", "operations"})
+    EXPECT_NE(text.out.find("warning: the selection rests on one run per candidate"), std::string::npos) << text.out;
+    for (const char* rule : {"feasibility", "context", "latency", "cost", "operations"})
         EXPECT_NE(text.out.find(rule), std::string::npos) << rule;
 }
 
@@ -361,6 +367,33 @@ TEST_F(SelectCli, RunsDeleteKeepsSavedSelectionsUnlessForced) {
     EXPECT_EQ(plain.err, "runs: deleted run " + std::to_string(run) + "\n");
 }
 
+// compare --repeat 3 stores three runs of one set-up; select reads their run-to-run variation.
+TEST_F(SelectCli, CompareRepeatGivesSelectThreeRuns) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    const auto cmp = mb::test::runCli({"compare", "--model", model.string(), "--workload", "shared-prefix",
+                                       "--groups", "2", "--per-group", "2", "--prefix-tokens", "16",
+                                       "--suffix-tokens", "4", "--output-tokens", "3", "--threads", "1", "--repeat",
+                                       "3", "--db", m_db});
+    ASSERT_EQ(cmp.exitCode, 0) << cmp.err;
+    std::vector<std::string> args;
+    const std::regex stored("stored run (\\d+)");
+    for (auto it = std::sregex_iterator(cmp.err.begin(), cmp.err.end(), stored); it != std::sregex_iterator(); ++it)
+        args.insert(args.end(), {"--run", (*it)[1].str()});
+    ASSERT_EQ(args.size(), 6u) << cmp.err;
+    EXPECT_NE(cmp.err.find("compare: repeat 3 of 3"), std::string::npos) << cmp.err;
+    EXPECT_NE(cmp.err.find("select from all 3 repeats: modebench-cli select --db " + m_db + " " + args[0] + " " +
+                           args[1]),
+              std::string::npos)
+        << cmp.err;
+    args.insert(args.end(), {"--requirements", resource("requirements/latency-fast.json")});
+    const auto sel = selectJson(args);
+    EXPECT_EQ(sel["noise"]["method"], "runs");
+    EXPECT_EQ(sel["run_ids"].size(), 3u);
+    for (const auto& w : sel["warnings"]) EXPECT_EQ(w.get<std::string>().find("one run"), std::string::npos) << w;
+    EXPECT_EQ(sel["scores"]["fast"]["spread"].back()["runs"], 3);
+    EXPECT_EQ(sel["scores"]["fast"]["spread"].back()["key"], "requests_per_s");
+}
+
 // The whole path on a real model: compare stores a run, select decides, report writes HTML.
 TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
@@ -373,8 +406,11 @@ TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     const std::string run = m[1];
     const auto sel = selectJson({"--run", run, "--requirements", resource("requirements/latency-fast.json"),
                                  "--prices", resource("prices/example.json"), "--save"});
-    EXPECT_TRUE(sel["recommendation"] == "fast" || sel["recommendation"] == "regular");
-    EXPECT_EQ(sel["trace"].size(), 4u);
+    // On a real run any verdict is possible; a recommendation names a mode, the others none.
+    EXPECT_TRUE(sel["verdict"] == "recommended" ? sel["recommendation"] == "fast" || sel["recommendation"] == "regular"
+                                                : sel["recommendation"].is_null())
+        << sel["headline"];
+    EXPECT_EQ(sel["trace"].size(), 5u);
     EXPECT_GT(sel["scores"]["fast"]["hit_rate"].get<double>(), 0.0) << "the shared prefixes hit the fast cache";
     EXPECT_EQ(sel["scores"]["regular"]["hit_rate"].get<double>(), 0.0);
     // The flowchart, walked for real from the command line: A, D (a refused model update),

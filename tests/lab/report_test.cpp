@@ -61,7 +61,9 @@ TEST(Report, HoldsEverySectionOfTheProductInOrder) {
     EXPECT_NE(r.sections[0].paragraphs[0].find("Recommendation: fast mode, decided by the latency rule"),
               std::string::npos)
         << r.sections[0].paragraphs[0];
-    EXPECT_NE(r.sections[0].paragraphs[1].find("Confidence: "), std::string::npos);
+    EXPECT_NE(r.sections[0].paragraphs[1].find("Basis: no confidence figure: the latency rule decided"),
+              std::string::npos)
+        << r.sections[0].paragraphs[1];
     // Candidates with full configuration and environment.
     const ReportTable* config = table(r, "Configuration of #11 a (fast)");
     ASSERT_TRUE(config);
@@ -93,9 +95,10 @@ TEST(Report, HoldsEverySectionOfTheProductInOrder) {
     // Trace, checklist and flowchart state.
     const ReportTable* trace = table(r, "Rules, in order");
     ASSERT_TRUE(trace);
-    ASSERT_EQ(trace->rows.size(), 4u);
-    EXPECT_EQ(trace->rows[3][0], "operations");
-    EXPECT_EQ(trace->rows[3][1], "yes");
+    ASSERT_EQ(trace->rows.size(), 5u); // feasibility, then the four rules
+    EXPECT_EQ(trace->rows[0][0], "feasibility");
+    EXPECT_EQ(trace->rows[4][0], "operations");
+    EXPECT_EQ(trace->rows[4][1], "yes");
     const ReportTable* flow = table(r, "Flowchart");
     ASSERT_TRUE(flow);
     EXPECT_EQ(flow->rows[3], (std::vector<std::string>{"D", "cache warm-up", "current", "1"}));
@@ -185,7 +188,7 @@ TEST(ReportRender, MarkdownJsonAndCsvHoldTheSections) {
         traceRows += row[0] == "trace" && row[3] == "rule" ? 1 : 0;
     }
     EXPECT_GT(chartRows, 30u);
-    EXPECT_EQ(traceRows, 4u);
+    EXPECT_EQ(traceRows, 5u); // feasibility, then the four rules
 }
 
 TEST(ReportChart, LayoutScalesIntoTheCanvas) {

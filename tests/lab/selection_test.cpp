@@ -58,8 +58,12 @@ TEST(Selection, ContextRuleBoundaryFromRecordedPrompts) {
     EXPECT_NE(rule(over, "context").detail.find("1 of 20 inputs (5.0%"), std::string::npos)
         << rule(over, "context").detail;
     EXPECT_NE(rule(over, "context").detail.find("32768"), std::string::npos);
-    // The hard rule does not depend on resampling: full confidence.
-    EXPECT_EQ(over.confidence, 1.0);
+    // A rule reports its margin, not a confidence of 1 by construction (issue 19, finding 3).
+    EXPECT_FALSE(over.confidence.has_value());
+    EXPECT_NE(over.headline.find("regular mode, decided by the context rule: 1 of 20 inputs (5.0%) longer than "
+                                 "fast's cap of 32,768 tokens vs tolerance 0.0%"),
+              std::string::npos)
+        << over.headline;
 }
 
 TEST(Selection, ContextRuleBoundaryFromPromptFile) {
@@ -225,53 +229,63 @@ TEST(Selection, FeaturesComeFromTheStoredProfiles) {
     EXPECT_EQ(r2.score(Mode::Fast).profile, "fast-hot");
 }
 
-TEST(Selection, ScoreFavoursTheFasterCandidateWithAClearMargin) {
+TEST(Selection, TheOnlyFeasibleCandidateIsChosenWithItsRivalsGap) {
     Behaviour fast{.ttftMs = 2000, .jitterMs = 100}, regular{.ttftMs = 8000, .jitterMs = 100};
     const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 4000}, "e2e_ms": {"p95": 4000}}})");
-    // Fast meets the TTFT bound and regular does not: the latency rule decides, robustly.
+    // Fast meets both bounds and regular neither: feasibility decides, before any rule or score.
     const auto r = select(req, std::nullopt, {syntheticRun(1, fast, regular, 40)});
     EXPECT_EQ(r.recommendation, Mode::Fast);
-    EXPECT_EQ(r.noise.method, "bootstrap");
+    EXPECT_EQ(r.decidedBy, "feasibility");
+    EXPECT_TRUE(rule(r, "feasibility").fired);
+    EXPECT_NE(r.headline.find("regular E2E p95 8,430 ms vs 4,000 ms: 2.1× over; regular TTFT p95 8,400 ms"),
+              std::string::npos)
+        << r.headline;
+    // One run: a within-run bootstrap, no confidence figure, and a warning.
+    EXPECT_EQ(r.noise.method, "requests");
     EXPECT_EQ(r.noise.replicates, 200);
-    EXPECT_EQ(r.confidence, 1.0);
-    EXPECT_FALSE(r.marginWithinNoise);
-    EXPECT_GT(r.noise.ci95Low, 0.0);
+    EXPECT_FALSE(r.confidence.has_value());
+    ASSERT_FALSE(r.warnings.empty());
 }
 
 TEST(Selection, IdenticalCandidatesAreWithinTheNoise) {
-    // Same behaviour, both missing the bound (p50 4000 ms > 3000 ms, so the latency rule is
-    // silent): the score ties on the pooled data and the replicates split.
+    // Same behaviour, both meeting the bound (p50 4000 ms <= 5000 ms, not under 3000 ms, so
+    // the latency rule is silent): the score ties on the pooled data and the replicates split.
     Behaviour b{.ttftMs = 2000, .jitterMs = 1000};
-    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 3000}}})");
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 5000}}})");
     const auto r = select(req, std::nullopt, {syntheticRun(1, b, b, 40)});
     EXPECT_EQ(r.decidedBy, "score");
+    EXPECT_EQ(r.verdict, Verdict::NoClearWinner);
     EXPECT_TRUE(r.marginWithinNoise);
-    EXPECT_LT(r.confidence, kClearConfidence);
+    EXPECT_FALSE(r.confidence.has_value());
     EXPECT_LE(r.noise.ci95Low, 0.0);
-    // Seeded: the same seed gives the same confidence, another seed may not.
-    EXPECT_EQ(select(req, std::nullopt, {syntheticRun(1, b, b, 40)}).confidence, r.confidence);
+    // Seeded: the same seed gives the same replicates.
+    EXPECT_EQ(select(req, std::nullopt, {syntheticRun(1, b, b, 40)}).noise.agreeing, r.noise.agreeing);
 }
 
-TEST(Selection, RepeatedRunsUseThePerRunResults) {
-    // Both miss the bound, so the latency attainment (limit / measured) tells them apart.
-    Behaviour fast{.ttftMs = 3500}, regular{.ttftMs = 4000};
-    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 3000}}})");
-    // Run 3: regular was faster. Pooled medians: fast 3500 ms, regular 4000 ms.
+TEST(Selection, RepeatedRunsAreBootstrappedOverRuns) {
+    // Both meet the bound; the headroom (limit / measured, on a log scale) tells them apart.
+    Behaviour fast{.ttftMs = 2000}, regular{.ttftMs = 4000};
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p50": 5000}}})");
+    // Run 3: regular was faster. Pooled medians: fast 2000 ms, regular 4000 ms.
     std::vector<StoredRun> runs = {syntheticRun(1, fast, regular, 10), syntheticRun(2, fast, regular, 10),
                                    syntheticRun(3, Behaviour{.ttftMs = 4000}, Behaviour{.ttftMs = 3900}, 10)};
     const auto r = select(req, std::nullopt, runs);
-    EXPECT_EQ(r.noise.method, "repeated_runs");
-    EXPECT_EQ(r.noise.replicates, 3);
+    EXPECT_EQ(r.noise.method, "runs");
+    EXPECT_EQ(r.noise.replicates, 200);
     EXPECT_EQ(r.runIds, (std::vector<int64_t>{1, 2, 3}));
-    EXPECT_EQ(r.recommendation, Mode::Fast);
-    EXPECT_EQ(r.noise.agreeing, 2);
-    EXPECT_NEAR(r.confidence, 2.0 / 3.0, 1e-12);
+    EXPECT_GT(r.noise.scoreMargin, kTieMargin);
+    // Replicates that draw run 3 twice or more favour regular: the runs do not agree.
+    EXPECT_LT(r.noise.agreeing, r.noise.replicates * 9 / 10);
+    EXPECT_GT(r.noise.agreeing, r.noise.replicates / 2);
+    EXPECT_EQ(r.verdict, Verdict::NoClearWinner);
     EXPECT_TRUE(r.marginWithinNoise);
-    // All three agreeing: confidence 1 and a clear margin.
+    // All three agreeing: every replicate gives fast, a confidence from the runs and a clear margin.
     runs[2] = syntheticRun(3, fast, regular, 10);
     const auto clear = select(req, std::nullopt, runs);
-    EXPECT_EQ(clear.confidence, 1.0);
+    ASSERT_TRUE(clear.confidence.has_value());
+    EXPECT_EQ(*clear.confidence, 1.0);
     EXPECT_FALSE(clear.marginWithinNoise);
+    EXPECT_EQ(clear.verdict, Verdict::Recommended);
 }
 
 TEST(Selection, RunsThatCannotBeComparedAreRefused) {
@@ -307,13 +321,36 @@ TEST(Selection, ResultRoundTripsThroughJson) {
     const auto r = select(req, examplePrices(), {syntheticRun(1, fast, {}, 10)});
     const auto j = toJson(r);
     EXPECT_EQ(j["recommendation"], "fast");
-    ASSERT_EQ(j["trace"].size(), 4u);
-    EXPECT_EQ(j["trace"][0]["rule"], "context");
-    EXPECT_EQ(j["trace"][3]["rule"], "operations");
+    ASSERT_EQ(j["trace"].size(), 5u);
+    EXPECT_EQ(j["trace"][0]["rule"], "feasibility");
+    EXPECT_EQ(j["trace"][1]["rule"], "context");
+    EXPECT_EQ(j["trace"][4]["rule"], "operations");
     EXPECT_TRUE(j["cost"]["fast"]["total"].is_number());
     EXPECT_TRUE(j["scores"]["regular"]["total"].is_number());
     EXPECT_EQ(toJson(selectionResultFromJson(j)), j);
     EXPECT_THROW(selectionResultFromJson(nlohmann::json::object()), SelectionError);
+}
+
+// Selections saved before feasibility, headroom and verdicts still read back: a recommended
+// mode, a numeric confidence, and no new keys.
+TEST(Selection, SelectionsSavedBeforeVerdictsReadBack) {
+    auto j = nlohmann::json::parse(toJson(select(kRelaxed, std::nullopt, {syntheticRun(1, {}, {}, 10)})).dump());
+    for (const char* key : {"verdict", "headline", "rule_margin", "basis", "dominance", "dominant", "tie_reasons",
+                            "warnings"})
+        j.erase(key);
+    for (const char* mode : {"fast", "regular"})
+        for (const char* key : {"precision", "context", "feasible", "gaps", "remedies", "spread"})
+            j["scores"][mode].erase(key);
+    j["recommendation"] = "fast";
+    j["confidence"] = 0.97;
+    const auto r = selectionResultFromJson(j);
+    EXPECT_EQ(r.verdict, Verdict::Recommended);
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.confidence, 0.97);
+    EXPECT_EQ(r.score(Mode::Fast).feasible, r.score(Mode::Fast).meetsSlo);
+    // A recommended verdict needs a mode.
+    j["recommendation"] = nullptr;
+    EXPECT_THROW(selectionResultFromJson(j), SelectionError);
 }
 
 // A candidate whose requests were all rejected has no p95: the trace says so (not "0.0 ms >
