@@ -17,7 +17,7 @@ std::string sloText(const CandidateScore& c, SloMetric only, bool onlyThat) {
             s += c.okShare == 0 ? " not measured (no successful requests, limit " + num(k.limitMs, 0) + ")"
                                 : " not measured (no successful request defines it, limit " + num(k.limitMs, 0) + ")";
         else
-            s += " " + num(k.measuredMs, 1) + " ms " + (k.met ? "<= " : "> ") + num(k.limitMs, 0);
+            s.append(" ").append(num(k.measuredMs, 1)).append(k.met ? " ms <= " : " ms > ").append(num(k.limitMs, 0));
     }
     return s;
 }

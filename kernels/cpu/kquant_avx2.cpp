@@ -11,18 +11,16 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace mb::kernels::avx2 {
 
 namespace {
 
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+// F16 bits to float with F16C (exact, as fp16ToFloat).
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
-// int16 lanes: the low 128 bits carry scale a, the high 128 bits scale b (two 16-element
-// sub-blocks per 32 bytes).
-inline __m256i twoScales(int a, int b) {
-    return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(b)), _mm_set1_epi16(static_cast<short>(a)));
-}
+inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // sum over 32 bytes of q (unsigned) * x (signed), each 16-element half weighted by its scale,
 // as 8 int32 lanes.
@@ -46,67 +44,128 @@ inline __m256i hasBit(__m256i v, uint8_t bit) {
 
 } // namespace
 
-float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
-    const __m256i three = _mm256_set1_epi8(3);
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-        __m256i sum = _mm256_setzero_si256();
-        for (int half = 0; half < 2; ++half) {
-            const __m256i q = load(w[b].qs + half * 32);
-            for (int j = 0; j < 4; ++j) {
-                const int sb = half * 8 + 2 * j;
-                const __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
-                const __m256i sc = twoScales(w[b].scales[sb] & 0xF, w[b].scales[sb + 1] & 0xF);
-                sum = _mm256_add_epi32(sum, scaledDot(v, load(x[b].qs + half * 128 + j * 32), sc));
-            }
-        }
-        int32_t summ = 0;
-        for (int sb = 0; sb < 16; ++sb) summ += (w[b].scales[sb] >> 4) * x[b].bsums[sb];
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * fp16ToFloat(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
-        mins += x[b].d * fp16ToFloat(w[b].dmin) * static_cast<float>(summ);
-    }
-    return hsum(acc) - mins;
+namespace {
+// vpshufb masks for 16 int16 scales held as sc16 (lanes 0-15): mask k picks, within each
+// 128-bit lane, int16 lane 2k for the low 128 bits and 2k + 1 for the high 128 bits, so after
+// _mm256_permute2x128_si256 puts scales 0-7 (or 8-15) in both halves, one vpshufb gives the
+// scales of sub-blocks (2k, 2k + 1) of a 32-byte vector.
+const __m256i* pairMasks() {
+    static const __m256i masks[4] = {
+        _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3),
+        _mm256_setr_epi8(4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7),
+        _mm256_setr_epi8(8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 10, 11, 10, 11, 10, 11, 10, 11, 10, 11, 10,
+                         11, 10, 11, 10, 11),
+        _mm256_setr_epi8(12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 14, 15, 14, 15, 14, 15, 14,
+                         15, 14, 15, 14, 15, 14, 15, 14, 15)};
+    return masks;
 }
+
+// The 2-bit layout shared by Q2_K and Q3_K: for each half of 128 elements one 32-byte load, its
+// four bit pairs the sub-blocks (8 hf + 2j, 8 hf + 2j + 1), scaled by sc16 (16 int16 scales),
+// plus Q3_K's high bit (hmask) as 4.
+template <bool kHigh>
+inline __m256i twoBitDot(const uint8_t* qs, const uint8_t* hmask, __m256i sc16, const int8_t* x) {
+    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    const __m256i* masks = pairMasks();
+    const __m256i hm = kHigh ? load(hmask) : _mm256_setzero_si256();
+    __m256i sum = _mm256_setzero_si256();
+    for (int hf = 0; hf < 2; ++hf) {
+        const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, hf == 0 ? 0x00 : 0x11);
+        const __m256i q = load(qs + hf * 32);
+        for (int j = 0; j < 4; ++j) {
+            __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
+            if constexpr (kHigh)
+                v = _mm256_or_si256(v, _mm256_and_si256(hasBit(hm, static_cast<uint8_t>(1u << (hf * 4 + j))), four));
+            sum = _mm256_add_epi32(sum, scaledDot(v, load(x + hf * 128 + j * 32), _mm256_shuffle_epi8(lane, masks[j])));
+        }
+    }
+    return sum;
+}
+} // namespace
+
+float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    __m256 acc = _mm256_setzero_ps(), accMin = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
+        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, nibble));
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), nibble));
+        const __m256i sum = twoBitDot<false>(w[b].qs, nullptr, sc16, x[b].qs);
+        const __m256i minSum = _mm256_madd_epi16(mn16, load(x[b].bsums));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
+        accMin = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].dmin)), _mm256_cvtepi32_ps(minSum), accMin);
+    }
+    return hsum(acc) - hsum(accMin);
+}
+
+namespace {
+// Q3_K's 16 6-bit scales minus 32 as int16 lanes: low 4 bits from the nibbles of bytes 0-7 (low
+// nibbles for scales 0-7, high for 8-15), high 2 bits of scale 4g + i from byte 8 + i at bit 2g.
+inline __m256i scalesQ3_K(const uint8_t* q) {
+    const __m128i lo8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(lo8, nibble), _mm_and_si128(_mm_srli_epi16(lo8, 4), nibble));
+    uint32_t c = 0;
+    std::memcpy(&c, q + 8, 4);
+    const __m128i high = _mm_setr_epi32(static_cast<int>(c & 0x03030303u), static_cast<int>((c >> 2) & 0x03030303u),
+                                        static_cast<int>((c >> 4) & 0x03030303u),
+                                        static_cast<int>((c >> 6) & 0x03030303u));
+    const __m128i sc = _mm_or_si128(low, _mm_slli_epi16(high, 4)); // bytes <= 63: the shift stays in its byte
+    return _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc), _mm256_set1_epi16(32));
+}
+} // namespace
 
 float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb) {
     // q + 4 = 2 low bits | high bit << 2, in 0..7; the 4 * sum(x) comes off through bsums.
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const __m256i hm = load(w[b].hmask);
-        __m256i sum = _mm256_setzero_si256();
-        int32_t offset = 0;
-        for (int half = 0; half < 2; ++half) {
-            const __m256i q = load(w[b].qs + half * 32);
-            for (int j = 0; j < 4; ++j) {
-                const int sb = half * 8 + 2 * j;
-                const __m256i high = _mm256_and_si256(hasBit(hm, static_cast<uint8_t>(1u << (half * 4 + j))), four);
-                const __m256i v = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three), high);
-                const int s0 = scaleQ3_K(w[b].scales, sb) - 32, s1 = scaleQ3_K(w[b].scales, sb + 1) - 32;
-                sum = _mm256_add_epi32(sum, scaledDot(v, load(x[b].qs + half * 128 + j * 32), twoScales(s0, s1)));
-                offset += 4 * (s0 * x[b].bsums[sb] + s1 * x[b].bsums[sb + 1]);
-            }
-        }
-        sum = _mm256_sub_epi32(sum, _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * fp16ToFloat(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
+        const __m256i sc16 = scalesQ3_K(w[b].scales);
+        const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b].bsums)), 2);
+        const __m256i sum = _mm256_sub_epi32(twoBitDot<true>(w[b].qs, w[b].hmask, sc16, x[b].qs), offset);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
     }
     return hsum(acc);
 }
 
 namespace {
-// Q4_K and Q5_K: per 64 elements one 32-byte load of nibbles (sub-blocks 2c and 2c + 1).
+// Q4_K and Q5_K's 8 scales and 8 mins (6 bits each, kernels/quant_blocks.h) as 16 int16 lanes:
+// scales in lanes 0-7, mins in 8-15. From the three 32-bit words a, b, c of the 12 bytes:
+// scales 0-3 = a & 63, mins 0-3 = b & 63, scales 4-7 = (c & 15) | (a >> 6) << 4 and
+// mins 4-7 = (c >> 4 & 15) | (b >> 6) << 4, bytewise.
+inline __m256i scalesAndMinsK4(const uint8_t* q) {
+    uint32_t a = 0, b = 0, c = 0;
+    std::memcpy(&a, q, 4), std::memcpy(&b, q + 4, 4), std::memcpy(&c, q + 8, 4);
+    const uint32_t sc0 = a & 0x3f3f3f3fu, mn0 = b & 0x3f3f3f3fu;
+    const uint32_t sc1 = (c & 0x0f0f0f0fu) | (((a >> 6) & 0x03030303u) << 4);
+    const uint32_t mn1 = ((c >> 4) & 0x0f0f0f0fu) | (((b >> 6) & 0x03030303u) << 4);
+    return _mm256_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc0), static_cast<int>(sc1), static_cast<int>(mn0),
+                                               static_cast<int>(mn1)));
+}
+
+// vpshufb masks that broadcast int16 lane s (0..7) of a 128-bit lane to all its 8 lanes.
+struct LaneBroadcast {
+    __m256i mask[8];
+    LaneBroadcast() {
+        for (int s = 0; s < 8; ++s)
+            mask[s] = _mm256_set1_epi16(static_cast<short>((2 * s) | ((2 * s + 1) << 8)));
+    }
+};
+
+// Q4_K and Q5_K: per 64 elements one 32-byte load of nibbles (sub-blocks 2c and 2c + 1), the
+// scales broadcast from one vector, the mins through the activations' bsums in one vpmaddwd.
 template <bool kFive>
 inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales, uint16_t d, uint16_t dmin,
-                     const BlockQ8_K& x, __m256& acc, float& mins) {
+                     const BlockQ8_K& x, const LaneBroadcast& lanes, __m256& acc, __m256& accMin) {
     const __m256i low = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
     const __m256i h = kFive ? load(qh) : _mm256_setzero_si256();
+    const __m256i sm = scalesAndMinsK4(scales);
+    const __m256i sc = _mm256_permute2x128_si256(sm, sm, 0x00); // the scales in both halves
+    // mins[s] * (bsums[2s] + bsums[2s + 1]): the mins widened to pairs of int16 lanes.
+    const __m128i mins = _mm256_extracti128_si256(sm, 1);
+    const __m256i minPairs = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
+    const __m256i minSum = _mm256_madd_epi16(load(x.bsums), minPairs);
     __m256i sum = _mm256_setzero_si256();
-    int32_t summ = 0;
     for (int c = 0; c < 4; ++c) {
-        uint8_t sc0 = 0, m0 = 0, sc1 = 0, m1 = 0;
-        scaleMinK4(2 * c, scales, sc0, m0);
-        scaleMinK4(2 * c + 1, scales, sc1, m1);
         const __m256i q = load(qs + c * 32);
         __m256i v0 = _mm256_and_si256(q, low);
         __m256i v1 = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
@@ -115,40 +174,44 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
             v1 = _mm256_or_si256(v1, _mm256_and_si256(hasBit(h, static_cast<uint8_t>(2u << (2 * c))), sixteen));
         }
         const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(v0, load(x.qs + c * 64)),
-                                             _mm256_set1_epi16(static_cast<short>(sc0)));
+                                             _mm256_shuffle_epi8(sc, lanes.mask[2 * c]));
         const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(v1, load(x.qs + c * 64 + 32)),
-                                             _mm256_set1_epi16(static_cast<short>(sc1)));
+                                             _mm256_shuffle_epi8(sc, lanes.mask[2 * c + 1]));
         sum = _mm256_add_epi32(sum, _mm256_add_epi32(p0, p1));
-        summ += m0 * (x.bsums[4 * c] + x.bsums[4 * c + 1]) + m1 * (x.bsums[4 * c + 2] + x.bsums[4 * c + 3]);
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(x.d * fp16ToFloat(d)), _mm256_cvtepi32_ps(sum), acc);
-    mins += x.d * fp16ToFloat(dmin) * static_cast<float>(summ);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(x.d * half(d)), _mm256_cvtepi32_ps(sum), acc);
+    accMin = _mm256_fmadd_ps(_mm256_set1_ps(x.d * half(dmin)), _mm256_cvtepi32_ps(minSum), accMin);
 }
 } // namespace
 
 float dotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) dotK4Or5<false>(w[b].qs, nullptr, w[b].scales, w[b].d, w[b].dmin, x[b], acc, mins);
-    return hsum(acc) - mins;
+    static const LaneBroadcast lanes;
+    __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b)
+        dotK4Or5<false>(w[b].qs, nullptr, w[b].scales, w[b].d, w[b].dmin, x[b], lanes, acc, mins);
+    return hsum(acc) - hsum(mins);
 }
 
 float dotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb) {
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) dotK4Or5<true>(w[b].qs, w[b].qh, w[b].scales, w[b].d, w[b].dmin, x[b], acc, mins);
-    return hsum(acc) - mins;
+    static const LaneBroadcast lanes;
+    __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b)
+        dotK4Or5<true>(w[b].qs, w[b].qh, w[b].scales, w[b].d, w[b].dmin, x[b], lanes, acc, mins);
+    return hsum(acc) - hsum(mins);
 }
 
 float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
-    // The raw 6-bit values (0..63) times x; the 32 * sum(x) offset comes off through bsums.
+    // The raw 6-bit values (0..63) times x; the 32 * sum(x) offset comes off through bsums
+    // (one vpmaddwd of the 16 scales with the 16 bsums per block).
     const __m256i low = _mm256_set1_epi8(0x0F), bits = _mm256_set1_epi8(0x30);
+    const __m256i* pairMask = pairMasks();
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const int8_t* sc = w[b].scales;
-        __m256i sum = _mm256_setzero_si256();
-        int32_t offset = 0;
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
+        const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b].bsums)), 5); // 32 * sc * bsum
+        __m256i sum = _mm256_sub_epi32(_mm256_setzero_si256(), offset);
         for (int h = 0; h < 2; ++h) {
+            const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
             const __m256i l0 = load(w[b].ql + h * 64), l1 = load(w[b].ql + h * 64 + 32), qh = load(w[b].qh + h * 32);
             const __m256i v[4] = {
                 _mm256_or_si256(_mm256_and_si256(l0, low), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits)),
@@ -156,15 +219,11 @@ float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low), _mm256_and_si256(qh, bits)),
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low),
                                 _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits))};
-            for (int k = 0; k < 4; ++k) {
-                const int sb = h * 8 + 2 * k;
-                const __m256i p = scaledDot(v[k], load(x[b].qs + h * 128 + k * 32), twoScales(sc[sb], sc[sb + 1]));
-                sum = _mm256_add_epi32(sum, p);
-                offset += 32 * (sc[sb] * x[b].bsums[sb] + sc[sb + 1] * x[b].bsums[sb + 1]);
-            }
+            for (int k = 0; k < 4; ++k)
+                sum = _mm256_add_epi32(sum, scaledDot(v[k], load(x[b].qs + h * 128 + k * 32),
+                                                      _mm256_shuffle_epi8(lane, pairMask[k])));
         }
-        sum = _mm256_sub_epi32(sum, _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * fp16ToFloat(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
     }
     return hsum(acc);
 }
@@ -185,7 +244,7 @@ float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb) {
             const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), xs);
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<short>(ls - 32))));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * fp16ToFloat(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
     }
     return hsum(acc);
 }
@@ -201,8 +260,24 @@ void quantizeQ8_K(const float* src, BlockQ8_K* y, int64_t n) {
         const float d = _mm_cvtss_f32(m4) / 127.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = d;
-        // Round half away from zero, as std::lround in quantizeRowQ8_K.
-        for (int e = 0; e < kSuperBlockSize; ++e) y[b].qs[e] = static_cast<int8_t>(std::lround(src[e] * id));
+        // Round half away from zero, as std::lround in quantizeRowQ8_K: truncate, then step away
+        // from zero where the (exact) remainder is at least one half.
+        const __m256 vid = _mm256_set1_ps(id), oneHalf = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+        for (int e = 0; e < kSuperBlockSize; e += 32) {
+            __m256i q[4];
+            for (int j = 0; j < 4; ++j) {
+                const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(src + e + 8 * j), vid);
+                const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+                const __m256 away = _mm256_cmp_ps(_mm256_andnot_ps(signBit, _mm256_sub_ps(v, t)), oneHalf, _CMP_GE_OQ);
+                const __m256 step = _mm256_or_ps(_mm256_and_ps(v, signBit), one); // +-1 with v's sign
+                q[j] = _mm256_cvttps_epi32(_mm256_add_ps(t, _mm256_and_ps(away, step)));
+            }
+            // 32 int32 -> 32 int8; the packs interleave 128-bit lanes, so permute back.
+            const __m256i p16a = _mm256_packs_epi32(q[0], q[1]), p16b = _mm256_packs_epi32(q[2], q[3]);
+            const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b),
+                                                           _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + e), p8);
+        }
         for (int j = 0; j < kSuperBlockSize / 16; ++j) {
             const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(y[b].qs + j * 16));
             const __m256i wide = _mm256_cvtepi8_epi16(q);
