@@ -151,11 +151,14 @@ struct LaneBroadcast {
     }
 };
 
-// Q4_K and Q5_K: per 64 elements one 32-byte load of nibbles (sub-blocks 2c and 2c + 1), the
-// scales broadcast from one vector, the mins through the activations' bsums in one vpmaddwd.
-template <bool kFive>
+// Q4_K and Q5_K for NT tokens (x + t * ldx, t < NT): per 64 elements one 32-byte load of nibbles
+// (sub-blocks 2c and 2c + 1) unpacked once for all tokens, the scales broadcast from one vector,
+// the mins through the activations' bsums in one vpmaddwd. Each token's operations are those of
+// NT = 1 in the same order, so a tile gives every token the single dot's bits.
+template <bool kFive, int NT>
 inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales, uint16_t d, uint16_t dmin,
-                     const BlockQ8_K& x, const LaneBroadcast& lanes, __m256& acc, __m256& accMin) {
+                     const BlockQ8_K* x, int64_t ldx, const LaneBroadcast& lanes, __m256 (&acc)[NT],
+                     __m256 (&accMin)[NT]) {
     const __m256i low = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
     const __m256i h = kFive ? load(qh) : _mm256_setzero_si256();
     const __m256i sm = scalesAndMinsK4(scales);
@@ -163,8 +166,9 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
     // mins[s] * (bsums[2s] + bsums[2s + 1]): the mins widened to pairs of int16 lanes.
     const __m128i mins = _mm256_extracti128_si256(sm, 1);
     const __m256i minPairs = _mm256_set_m128i(_mm_unpackhi_epi16(mins, mins), _mm_unpacklo_epi16(mins, mins));
-    const __m256i minSum = _mm256_madd_epi16(load(x.bsums), minPairs);
-    __m256i sum = _mm256_setzero_si256();
+    const float wd = half(d), wmin = half(dmin);
+    __m256i sum[NT];
+    for (int t = 0; t < NT; ++t) sum[t] = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
         const __m256i q = load(qs + c * 32);
         __m256i v0 = _mm256_and_si256(q, low);
@@ -173,43 +177,73 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
             v0 = _mm256_or_si256(v0, _mm256_and_si256(hasBit(h, static_cast<uint8_t>(1u << (2 * c))), sixteen));
             v1 = _mm256_or_si256(v1, _mm256_and_si256(hasBit(h, static_cast<uint8_t>(2u << (2 * c))), sixteen));
         }
-        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(v0, load(x.qs + c * 64)),
-                                             _mm256_shuffle_epi8(sc, lanes.mask[2 * c]));
-        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(v1, load(x.qs + c * 64 + 32)),
-                                             _mm256_shuffle_epi8(sc, lanes.mask[2 * c + 1]));
-        sum = _mm256_add_epi32(sum, _mm256_add_epi32(p0, p1));
+        const __m256i s0 = _mm256_shuffle_epi8(sc, lanes.mask[2 * c]), s1 = _mm256_shuffle_epi8(sc, lanes.mask[2 * c + 1]);
+        for (int t = 0; t < NT; ++t) {
+            const int8_t* xq = x[t * ldx].qs + c * 64;
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(v0, load(xq)), s0);
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(v1, load(xq + 32)), s1);
+            sum[t] = _mm256_add_epi32(sum[t], _mm256_add_epi32(p0, p1));
+        }
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(x.d * half(d)), _mm256_cvtepi32_ps(sum), acc);
-    accMin = _mm256_fmadd_ps(_mm256_set1_ps(x.d * half(dmin)), _mm256_cvtepi32_ps(minSum), accMin);
+    for (int t = 0; t < NT; ++t) {
+        const BlockQ8_K& xt = x[t * ldx];
+        const __m256i minSum = _mm256_madd_epi16(load(xt.bsums), minPairs);
+        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wd), _mm256_cvtepi32_ps(sum[t]), acc[t]);
+        accMin[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wmin), _mm256_cvtepi32_ps(minSum), accMin[t]);
+    }
+}
+
+// The k-quant row `w` times NT tokens, per token hsum(acc) - hsum(mins) as the single dot.
+template <bool kFive, int NT, class Block>
+inline void rowK4Or5(const Block* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    static const LaneBroadcast lanes;
+    __m256 acc[NT], mins[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), mins[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* qh = nullptr;
+        if constexpr (kFive) qh = w[b].qh;
+        dotK4Or5<kFive, NT>(w[b].qs, qh, w[b].scales, w[b].d, w[b].dmin, x + b, ldx, lanes, acc, mins);
+    }
+    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum(acc[t]) - hsum(mins[t]);
 }
 } // namespace
 
 float dotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb) {
-    static const LaneBroadcast lanes;
-    __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b)
-        dotK4Or5<false>(w[b].qs, nullptr, w[b].scales, w[b].d, w[b].dmin, x[b], lanes, acc, mins);
-    return hsum(acc) - hsum(mins);
+    float y = 0.0f;
+    rowK4Or5<false, 1>(w, x, 0, nb, &y, 0);
+    return y;
 }
 
 float dotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb) {
-    static const LaneBroadcast lanes;
-    __m256 acc = _mm256_setzero_ps(), mins = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b)
-        dotK4Or5<true>(w[b].qs, w[b].qh, w[b].scales, w[b].d, w[b].dmin, x[b], lanes, acc, mins);
-    return hsum(acc) - hsum(mins);
+    float y = 0.0f;
+    rowK4Or5<true, 1>(w, x, 0, nb, &y, 0);
+    return y;
 }
 
-float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
-    // The raw 6-bit values (0..63) times x; the 32 * sum(x) offset comes off through bsums
-    // (one vpmaddwd of the 16 scales with the 16 bsums per block).
+void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    rowK4Or5<false, kKTileTokens>(w, x, ldx, nb, y, ldy);
+}
+
+void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    rowK4Or5<true, kKTileTokens>(w, x, ldx, nb, y, ldy);
+}
+
+namespace {
+// Q6_K for NT tokens, as dotK4Or5: the raw 6-bit values (0..63) unpacked once per block for all
+// tokens; the 32 * sum(x) offset comes off through bsums (one vpmaddwd of the 16 scales with
+// the 16 bsums per token and block).
+template <int NT>
+void rowQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
     const __m256i low = _mm256_set1_epi8(0x0F), bits = _mm256_set1_epi8(0x30);
     const __m256i* pairMask = pairMasks();
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales)));
-        const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b].bsums)), 5); // 32 * sc * bsum
-        __m256i sum = _mm256_sub_epi32(_mm256_setzero_si256(), offset);
+        __m256i sum[NT];
+        for (int t = 0; t < NT; ++t) // 32 * sc * bsum
+            sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                                      _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b + t * ldx].bsums)), 5));
         for (int h = 0; h < 2; ++h) {
             const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
             const __m256i l0 = load(w[b].ql + h * 64), l1 = load(w[b].ql + h * 64 + 32), qh = load(w[b].qh + h * 32);
@@ -219,13 +253,28 @@ float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low), _mm256_and_si256(qh, bits)),
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low),
                                 _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits))};
-            for (int k = 0; k < 4; ++k)
-                sum = _mm256_add_epi32(sum, scaledDot(v[k], load(x[b].qs + h * 128 + k * 32),
-                                                      _mm256_shuffle_epi8(lane, pairMask[k])));
+            for (int k = 0; k < 4; ++k) {
+                const __m256i scales = _mm256_shuffle_epi8(lane, pairMask[k]);
+                for (int t = 0; t < NT; ++t)
+                    sum[t] = _mm256_add_epi32(sum[t], scaledDot(v[k], load(x[b + t * ldx].qs + h * 128 + k * 32), scales));
+            }
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
+        const float wd = half(w[b].d);
+        for (int t = 0; t < NT; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[b + t * ldx].d * wd), _mm256_cvtepi32_ps(sum[t]), acc[t]);
     }
-    return hsum(acc);
+    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum(acc[t]);
+}
+} // namespace
+
+float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
+    float y = 0.0f;
+    rowQ6_K<1>(w, x, 0, nb, &y, 0);
+    return y;
+}
+
+void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy) {
+    rowQ6_K<kKTileTokens>(w, x, ldx, nb, y, ldy);
 }
 
 float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb) {
@@ -299,6 +348,9 @@ float dotQ5_K(const BlockQ5_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
 float dotQ6_K(const BlockQ6_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
 float dotIq4Xs(const BlockIq4Xs*, const BlockQ8_K*, int64_t) { return 0.0f; }
 void quantizeQ8_K(const float*, BlockQ8_K*, int64_t) {}
+void tileQ4_K(const BlockQ4_K*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t) {}
+void tileQ5_K(const BlockQ5_K*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t) {}
+void tileQ6_K(const BlockQ6_K*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t) {}
 } // namespace mb::kernels::avx2
 
 #endif

@@ -14,6 +14,9 @@
 // Declarations only: no intrinsics here. Call avx2:: only when the CPU has AVX2+FMA.
 namespace mb::kernels {
 
+// Tokens per k-quant tile: a weight block is unpacked once for this many tokens (prefill).
+constexpr int kKTileTokens = 4;
+
 namespace portable {
 float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
 float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
@@ -30,6 +33,11 @@ float dotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb);
 float dotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
 float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
 float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
+// kKTileTokens tokens at once: y[t * ldy] = dot(w, x + t * ldx, nb), each the bits of the dot
+// above (the same operations per token, in the same order).
+void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 // quantizeRowQ8_K's blocks (the same bits), 8 lanes at a time.
 void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n);
 } // namespace avx2

@@ -1,6 +1,7 @@
 // Threaded matrix products over weight rows, dispatching the inner dot product by weight type.
 #include "kernels/cpu/matmul.h"
 
+#include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/vec.h"
 
@@ -27,15 +28,26 @@ bool takesQ8KActivations(TensorType t) {
 }
 
 // y[t * w.rows + r] = dot(row r, token t) for rows [r0, r1) and every token: one weight row
-// (at most a few KB) stays in L1 while the tokens' Q8_K rows stream past it.
+// (at most a few KB) stays in L1 while the tokens' Q8_K rows stream past it; with a tile,
+// kKTileTokens tokens share each unpacked weight block (same bits as the dots).
 template <class Block>
-void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
-             int64_t n, float* y, int64_t r0, int64_t r1) {
+using KTile = void (*)(const Block*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t);
+template <class Block>
+void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), KTile<Block> tile, const WeightMatrix& w,
+             const BlockQ8_K* xk, int64_t n, float* y, int64_t r0, int64_t r1) {
     const int64_t nb = w.cols / kSuperBlockSize;
     for (int64_t r = r0; r < r1; ++r) {
         const auto* row = reinterpret_cast<const Block*>(w.row(r));
-        for (int64_t t = 0; t < n; ++t) y[t * w.rows + r] = dot(row, xk + t * nb, nb);
+        int64_t t = 0;
+        if (tile)
+            for (; t + kKTileTokens <= n; t += kKTileTokens) tile(row, xk + t * nb, nb, nb, y + t * w.rows + r, w.rows);
+        for (; t < n; ++t) y[t * w.rows + r] = dot(row, xk + t * nb, nb);
     }
+}
+template <class Block>
+void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
+             int64_t n, float* y, int64_t r0, int64_t r1) {
+    dotRows<Block>(dot, nullptr, w, xk, n, y, r0, r1);
 }
 
 // Types without a kernel of their own in any table (the other GGUF block formats): each row is
@@ -108,9 +120,9 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q4_K: dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q6_K: dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q4_K: dotRows(k.dotQ4_K, k.tileQ4_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q5_K: dotRows(k.dotQ5_K, k.tileQ5_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q6_K: dotRows(k.dotQ6_K, k.tileQ6_K, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q4_1:
     case TensorType::Q5_0:

@@ -117,6 +117,11 @@ struct VecKernels {
     float (*dotQ5_K)(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
     float (*dotQ6_K)(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
     float (*dotIq4Xs)(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
+    // The same dots for kKTileTokens tokens (x + t * ldx -> y[t * ldy]), each the bits of the
+    // single dot; nullptr where a table has none (portable): matmul then loops over the dots.
+    void (*tileQ4_K)(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    void (*tileQ5_K)(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    void (*tileQ6_K)(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 };
 
 const VecKernels& portableVecKernels();

@@ -201,7 +201,10 @@ const VecKernels kAvx2{"avx2",
                        avx2::dotQ4_K,
                        avx2::dotQ5_K,
                        avx2::dotQ6_K,
-                       avx2::dotIq4Xs};
+                       avx2::dotIq4Xs,
+                       avx2::tileQ4_K,
+                       avx2::tileQ5_K,
+                       avx2::tileQ6_K};
 
 } // namespace
 

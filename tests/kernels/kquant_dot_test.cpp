@@ -1,6 +1,7 @@
 // K-quant x Q8_K dots in every kernel table against a double-precision loop over the dequantised
 // blocks, and k-quant matmuls independent of threads and batching.
 #include "kernels/cpu/fp16.h"
+#include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/vec.h"
@@ -50,6 +51,8 @@ std::vector<float> randomFloats(size_t n, uint32_t seed) {
     for (auto& v : x) v = d(rng);
     return x;
 }
+
+constexpr int64_t kTileTokensForTest = kKTileTokens;
 
 const TensorType kTypes[] = {TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K,
                              TensorType::Q5_K, TensorType::Q6_K, TensorType::IQ4_XS};
@@ -120,5 +123,24 @@ TEST(KQuantDot, MatmulIsTheSameBitsForAnyThreadsAndBatch) {
         double err = 0, norm = 0;
         for (size_t i = 0; i < e.size(); ++i) err += (e[i] - one[i]) * (e[i] - one[i]), norm += e[i] * e[i];
         EXPECT_LT(err / norm, 1e-3) << tensorTypeName(t);
+    }
+}
+
+TEST(KQuantDot, TilesGiveEachTokenTheDotsBits) {
+    for (const VecKernels* k : availableVecKernels()) {
+        if (!k->tileQ4_K) continue;
+        const int64_t cols = 768, nb = cols / 256, tokens = kTileTokensForTest;
+        const auto xf = randomFloats(static_cast<size_t>(tokens * cols), 9);
+        std::vector<BlockQ8_K> x(static_cast<size_t>(tokens * nb));
+        for (int64_t t = 0; t < tokens; ++t) k->quantizeQ8_K(xf.data() + t * cols, x.data() + t * nb, cols);
+        for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+            const auto w = randomBlocks(t, 1, cols, 11);
+            float y[2 * kTileTokensForTest];
+            if (t == TensorType::Q4_K) k->tileQ4_K(reinterpret_cast<const BlockQ4_K*>(w.data()), x.data(), nb, nb, y, 2);
+            if (t == TensorType::Q5_K) k->tileQ5_K(reinterpret_cast<const BlockQ5_K*>(w.data()), x.data(), nb, nb, y, 2);
+            if (t == TensorType::Q6_K) k->tileQ6_K(reinterpret_cast<const BlockQ6_K*>(w.data()), x.data(), nb, nb, y, 2);
+            for (int64_t i = 0; i < tokens; ++i)
+                EXPECT_EQ(y[2 * i], dotOf(*k, t, w.data(), x.data() + i * nb, nb)) << k->name << " " << tensorTypeName(t);
+        }
     }
 }
