@@ -1,24 +1,46 @@
-// Portable k-quant x Q8_K dot products: the reference the AVX2 versions are tested against.
+// Portable k-quant x Q8_K dot products: the reference the AVX2 versions are tested against
+// (value positions from kernels/cpu/kquant_layout.h).
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/kquant_dot.h"
-#include "kernels/cpu/quant.h"
+#include "kernels/cpu/kquant_layout.h"
 
 namespace mb::kernels::portable {
 
 namespace {
-// Element e's 2 low bits in Q2_K and Q3_K (kernels/quant_blocks.h).
-inline int twoBits(const uint8_t* qs, int e) { return (qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
-} // namespace
+// sum over sub-block s (elements [s * len, (s + 1) * len)) of value(e) * x.qs[e], exactly.
+template <class Value>
+int32_t subBlockSum(const BlockQ8_K& x, int s, int len, Value value) {
+    int32_t t = 0;
+    for (int e = s * len; e < (s + 1) * len; ++e) t += value(e) * x.qs[e];
+    return t;
+}
 
-float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
+// The formats without mins: per block d_w * d_x * sum over sub-blocks of scale(s) * subBlockSum.
+template <class Block, class Scale, class Value>
+float dotScaled(const Block* w, const BlockQ8_K* x, int64_t nb, int subBlocks, Scale scale, Value value) {
+    const int len = static_cast<int>(kSuperBlockSize) / subBlocks;
+    float s = 0.0f;
+    for (int64_t b = 0; b < nb; ++b) {
+        int32_t sumi = 0;
+        for (int sb = 0; sb < subBlocks; ++sb)
+            sumi += scale(w[b], sb) * subBlockSum(x[b], sb, len, [&](int e) { return value(w[b], e); });
+        s += x[b].d * fp16ToFloat(w[b].d) * static_cast<float>(sumi);
+    }
+    return s;
+}
+
+// Q2_K, Q4_K, Q5_K: x.d * (d * sum scale * subBlockSum - dmin * sum min * (x's sum over the sub-block)).
+template <class Block, class ScaleMin, class Value>
+float dotWithMins(const Block* w, const BlockQ8_K* x, int64_t nb, int subBlocks, ScaleMin scaleMin, Value value) {
+    const int len = static_cast<int>(kSuperBlockSize) / subBlocks, sums = len / 16;
     float s = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
         int32_t sumi = 0, summ = 0;
-        for (int sb = 0; sb < 16; ++sb) {
-            int32_t t = 0;
-            for (int e = sb * 16; e < sb * 16 + 16; ++e) t += twoBits(w[b].qs, e) * x[b].qs[e];
-            sumi += (w[b].scales[sb] & 0xF) * t;
-            summ += (w[b].scales[sb] >> 4) * x[b].bsums[sb];
+        for (int sb = 0; sb < subBlocks; ++sb) {
+            int scale = 0, min = 0;
+            scaleMin(w[b], sb, scale, min);
+            sumi += scale * subBlockSum(x[b], sb, len, [&](int e) { return value(w[b], e); });
+            for (int j = sb * sums; j < (sb + 1) * sums; ++j) summ += min * x[b].bsums[j];
         }
         s += x[b].d * (fp16ToFloat(w[b].d) * static_cast<float>(sumi) -
                        fp16ToFloat(w[b].dmin) * static_cast<float>(summ));
@@ -26,94 +48,45 @@ float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
     return s;
 }
 
-float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb) {
-    float s = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-        int32_t sumi = 0;
-        for (int sb = 0; sb < 16; ++sb) {
-            int32_t t = 0;
-            for (int e = sb * 16; e < sb * 16 + 16; ++e) {
-                const int high = (w[b].hmask[e % 32] >> (e / 32)) & 1;
-                t += (twoBits(w[b].qs, e) - (high ? 0 : 4)) * x[b].qs[e];
-            }
-            sumi += (scaleQ3_K(w[b].scales, sb) - 32) * t;
-        }
-        s += x[b].d * fp16ToFloat(w[b].d) * static_cast<float>(sumi);
-    }
-    return s;
-}
-
-namespace {
-// Q4_K and Q5_K: the 32 values of sub-block sb (0..7), 4 bits, plus the fifth bit when qh is set.
-template <bool kFive>
-float dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales, uint16_t d, uint16_t dmin,
-               const BlockQ8_K& x) {
-    int32_t sumi = 0, summ = 0;
-    for (int sb = 0; sb < 8; ++sb) {
-        uint8_t sc = 0, m = 0;
-        scaleMinK4(sb, scales, sc, m);
-        const uint8_t* q = qs + (sb / 2) * 32;
-        const int shift = (sb % 2) * 4;
-        int32_t t = 0;
-        for (int l = 0; l < 32; ++l) {
-            int v = (q[l] >> shift) & 0xF;
-            if constexpr (kFive) v += ((qh[l] >> sb) & 1) << 4;
-            t += v * x.qs[sb * 32 + l];
-        }
-        sumi += sc * t;
-        summ += m * (x.bsums[2 * sb] + x.bsums[2 * sb + 1]);
-    }
-    return x.d * (fp16ToFloat(d) * static_cast<float>(sumi) - fp16ToFloat(dmin) * static_cast<float>(summ));
+template <class Block>
+void k4ScaleMin(const Block& b, int s, int& scale, int& min) {
+    uint8_t sc = 0, m = 0;
+    scaleMinK4(s, b.scales, sc, m);
+    scale = sc, min = m;
 }
 } // namespace
 
+float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
+    return dotWithMins(
+        w, x, nb, 16,
+        [](const BlockQ2_K& b, int s, int& scale, int& min) { scale = b.scales[s] & 0xF, min = b.scales[s] >> 4; },
+        [](const BlockQ2_K& b, int e) { return layout::q2(b, e); });
+}
+
+float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb) {
+    return dotScaled(
+        w, x, nb, 16, [](const BlockQ3_K& b, int s) { return scaleQ3_K(b.scales, s) - 32; },
+        [](const BlockQ3_K& b, int e) { return layout::q3(b, e); });
+}
+
 float dotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb) {
-    float s = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) s += dotK4Or5<false>(w[b].qs, nullptr, w[b].scales, w[b].d, w[b].dmin, x[b]);
-    return s;
+    return dotWithMins(w, x, nb, 8, k4ScaleMin<BlockQ4_K>, [](const BlockQ4_K& b, int e) { return layout::q4(b.qs, e); });
 }
 
 float dotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb) {
-    float s = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) s += dotK4Or5<true>(w[b].qs, w[b].qh, w[b].scales, w[b].d, w[b].dmin, x[b]);
-    return s;
+    return dotWithMins(w, x, nb, 8, k4ScaleMin<BlockQ5_K>, [](const BlockQ5_K& b, int e) { return layout::q5(b, e); });
 }
 
 float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb) {
-    float s = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-        int32_t sumi = 0;
-        for (int sb = 0; sb < 16; ++sb) {
-            int32_t t = 0;
-            for (int e = sb * 16; e < sb * 16 + 16; ++e) {
-                const int h = e / 128, i = e % 128;
-                const int low = (w[b].ql[h * 64 + i % 64] >> (4 * (i / 64))) & 0xF;
-                const int high = (w[b].qh[h * 32 + i % 32] >> (2 * (i / 32))) & 3;
-                t += ((low | (high << 4)) - 32) * x[b].qs[e];
-            }
-            sumi += w[b].scales[sb] * t;
-        }
-        s += x[b].d * fp16ToFloat(w[b].d) * static_cast<float>(sumi);
-    }
-    return s;
+    return dotScaled(
+        w, x, nb, 16, [](const BlockQ6_K& b, int s) { return static_cast<int>(b.scales[s]); },
+        [](const BlockQ6_K& b, int e) { return layout::q6(b, e); });
 }
 
 float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb) {
-    float s = 0.0f;
-    for (int64_t b = 0; b < nb; ++b) {
-        int32_t sumi = 0;
-        for (int sb = 0; sb < 8; ++sb) {
-            const int ls = ((w[b].scalesL[sb / 2] >> (4 * (sb % 2))) & 0xF) | (((w[b].scalesH >> (2 * sb)) & 3) << 4);
-            const uint8_t* q = w[b].qs + sb * 16;
-            const int8_t* xq = x[b].qs + sb * 32;
-            int32_t t = 0;
-            for (int j = 0; j < 16; ++j)
-                t += kIq4NlValues[q[j] & 0xF] * xq[j] + kIq4NlValues[q[j] >> 4] * xq[j + 16];
-            sumi += (ls - 32) * t;
-        }
-        s += x[b].d * fp16ToFloat(w[b].d) * static_cast<float>(sumi);
-    }
-    return s;
+    return dotScaled(
+        w, x, nb, 8, [](const BlockIq4Xs& b, int s) { return layout::iq4XsScale(b, s); },
+        [](const BlockIq4Xs& b, int e) { return layout::iq4Xs(b, e); });
 }
 
 } // namespace mb::kernels::portable

@@ -1,6 +1,7 @@
 // Reference dequantisation of the 256-element super-block types (Q2_K ... Q6_K, IQ4_XS) and the
-// Q8_K activation blocks, from the layouts in kernels/quant_blocks.h.
+// Q8_K activation blocks (value positions from kernels/cpu/kquant_layout.h).
 #include "kernels/cpu/fp16.h"
+#include "kernels/cpu/kquant_layout.h"
 #include "kernels/cpu/quant.h"
 
 #include <algorithm>
@@ -11,8 +12,19 @@ namespace mb::kernels {
 namespace {
 constexpr int64_t kQK = kSuperBlockSize;
 
-// Element e's 2 low bits in Q2_K and Q3_K: byte (e / 128) * 32 + e % 32, shifted by 2 * ((e % 128) / 32).
-inline int twoBits(const uint8_t* qs, int e) { return (qs[(e / 128) * 32 + e % 32] >> (2 * ((e % 128) / 32))) & 3; }
+// Q4_K and Q5_K: value = d * scale * q - dmin * min per sub-block of 32 (ggml's order of operations).
+template <class Block, class Value>
+void dequantizeK4Or5(const Block* x, float* y, int64_t n, Value value) {
+    for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
+        const float d = fp16ToFloat(x[b].d), dmin = fp16ToFloat(x[b].dmin);
+        for (int s = 0; s < 8; ++s) {
+            uint8_t sc = 0, m = 0;
+            scaleMinK4(s, x[b].scales, sc, m);
+            const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
+            for (int e = s * 32; e < s * 32 + 32; ++e) y[e] = dl * static_cast<float>(value(x[b], e)) - ml;
+        }
+    }
+}
 } // namespace
 
 void dequantizeRowQ2_K(const void* src, float* y, int64_t n) {
@@ -22,7 +34,7 @@ void dequantizeRowQ2_K(const void* src, float* y, int64_t n) {
         for (int s = 0; s < 16; ++s) {
             const float dl = d * static_cast<float>(x[b].scales[s] & 0xF);
             const float ml = dmin * static_cast<float>(x[b].scales[s] >> 4);
-            for (int e = s * 16; e < s * 16 + 16; ++e) y[e] = dl * static_cast<float>(twoBits(x[b].qs, e)) - ml;
+            for (int e = s * 16; e < s * 16 + 16; ++e) y[e] = dl * static_cast<float>(layout::q2(x[b], e)) - ml;
         }
     }
 }
@@ -33,57 +45,26 @@ void dequantizeRowQ3_K(const void* src, float* y, int64_t n) {
         const float d = fp16ToFloat(x[b].d);
         for (int s = 0; s < 16; ++s) {
             const float dl = d * static_cast<float>(scaleQ3_K(x[b].scales, s) - 32);
-            for (int e = s * 16; e < s * 16 + 16; ++e) {
-                const int high = (x[b].hmask[e % 32] >> (e / 32)) & 1;
-                y[e] = dl * static_cast<float>(twoBits(x[b].qs, e) - (high ? 0 : 4));
-            }
+            for (int e = s * 16; e < s * 16 + 16; ++e) y[e] = dl * static_cast<float>(layout::q3(x[b], e));
         }
     }
 }
 
 void dequantizeRowQ4_K(const void* src, float* y, int64_t n) {
-    const auto* x = static_cast<const BlockQ4_K*>(src);
-    for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
-        const float d = fp16ToFloat(x[b].d), dmin = fp16ToFloat(x[b].dmin);
-        for (int s = 0; s < 8; ++s) {
-            uint8_t sc = 0, m = 0;
-            scaleMinK4(s, x[b].scales, sc, m);
-            const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
-            const uint8_t* q = x[b].qs + (s / 2) * 32;
-            const int shift = (s % 2) * 4;
-            for (int l = 0; l < 32; ++l) y[s * 32 + l] = dl * static_cast<float>((q[l] >> shift) & 0xF) - ml;
-        }
-    }
+    dequantizeK4Or5(static_cast<const BlockQ4_K*>(src), y, n,
+                    [](const BlockQ4_K& b, int e) { return layout::q4(b.qs, e); });
 }
 
 void dequantizeRowQ5_K(const void* src, float* y, int64_t n) {
-    const auto* x = static_cast<const BlockQ5_K*>(src);
-    for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
-        const float d = fp16ToFloat(x[b].d), dmin = fp16ToFloat(x[b].dmin);
-        for (int s = 0; s < 8; ++s) {
-            uint8_t sc = 0, m = 0;
-            scaleMinK4(s, x[b].scales, sc, m);
-            const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
-            const uint8_t* q = x[b].qs + (s / 2) * 32;
-            const int shift = (s % 2) * 4;
-            for (int l = 0; l < 32; ++l) {
-                const int v = ((q[l] >> shift) & 0xF) + (((x[b].qh[l] >> s) & 1) << 4);
-                y[s * 32 + l] = dl * static_cast<float>(v) - ml;
-            }
-        }
-    }
+    dequantizeK4Or5(static_cast<const BlockQ5_K*>(src), y, n, [](const BlockQ5_K& b, int e) { return layout::q5(b, e); });
 }
 
 void dequantizeRowQ6_K(const void* src, float* y, int64_t n) {
     const auto* x = static_cast<const BlockQ6_K*>(src);
     for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
         const float d = fp16ToFloat(x[b].d);
-        for (int e = 0; e < kQK; ++e) {
-            const int h = e / 128, i = e % 128;
-            const int low = (x[b].ql[h * 64 + i % 64] >> (4 * (i / 64))) & 0xF;
-            const int high = (x[b].qh[h * 32 + i % 32] >> (2 * (i / 32))) & 3;
-            y[e] = d * static_cast<float>(x[b].scales[e / 16]) * static_cast<float>((low | (high << 4)) - 32);
-        }
+        for (int e = 0; e < kQK; ++e)
+            y[e] = d * static_cast<float>(x[b].scales[e / 16]) * static_cast<float>(layout::q6(x[b], e));
     }
 }
 
@@ -92,13 +73,8 @@ void dequantizeRowIq4Xs(const void* src, float* y, int64_t n) {
     for (int64_t b = 0; b < n / kQK; ++b, y += kQK) {
         const float d = fp16ToFloat(x[b].d);
         for (int s = 0; s < 8; ++s) {
-            const int ls = ((x[b].scalesL[s / 2] >> (4 * (s % 2))) & 0xF) | (((x[b].scalesH >> (2 * s)) & 3) << 4);
-            const float dl = d * static_cast<float>(ls - 32);
-            const uint8_t* q = x[b].qs + s * 16;
-            for (int j = 0; j < 16; ++j) {
-                y[s * 32 + j] = dl * static_cast<float>(kIq4NlValues[q[j] & 0xF]);
-                y[s * 32 + j + 16] = dl * static_cast<float>(kIq4NlValues[q[j] >> 4]);
-            }
+            const float dl = d * static_cast<float>(layout::iq4XsScale(x[b], s));
+            for (int e = s * 32; e < s * 32 + 32; ++e) y[e] = dl * static_cast<float>(layout::iq4Xs(x[b], e));
         }
     }
 }
