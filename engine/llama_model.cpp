@@ -70,18 +70,8 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
     }
     m->m_precision = options.precision;
     if (options.precision != Precision::Native) {
-        m->convert(m->m_tokenEmbedding, options.precision, "token_embd.weight");
+        forEachMatrix(*m, [&](const std::string& name, WeightMatrix& w) { m->convert(w, options.precision, name); });
         if (m->m_tiedOutput) m->m_output = m->m_tokenEmbedding;
-        else m->convert(m->m_output, options.precision, "output.weight");
-        for (size_t l = 0; l < m->m_layers.size(); ++l) {
-            LayerWeights& w = m->m_layers[l];
-            const std::string p = "blk." + std::to_string(l) + ".";
-            const std::pair<kernels::WeightMatrix*, const char*> matrices[] = {
-                {&w.wq, "attn_q.weight"},   {&w.wk, "attn_k.weight"},     {&w.wv, "attn_v.weight"},
-                {&w.wo, "attn_output.weight"}, {&w.gate, "ffn_gate.weight"}, {&w.up, "ffn_up.weight"},
-                {&w.down, "ffn_down.weight"}};
-            for (const auto& [matrix, name] : matrices) m->convert(*matrix, options.precision, p + name);
-        }
     }
     if (options.prefault) m->prefaultWeights();
     m->m_loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -89,39 +79,18 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
 }
 
 namespace {
-// The llama-quantize mix a precision stands for (q4_0 and the k-quants; the others are one type).
-std::optional<QuantizeTarget> mixOf(Precision p) {
-    switch (p) {
-    case Precision::Q2_K: return QuantizeTarget::Q2_K;
-    case Precision::Q3_K_M: return QuantizeTarget::Q3_K_M;
-    case Precision::Q4_K_S: return QuantizeTarget::Q4_K_S;
-    case Precision::Q4_K_M: return QuantizeTarget::Q4_K_M;
-    case Precision::Q5_K_M: return QuantizeTarget::Q5_K_M;
-    case Precision::Q6_K: return QuantizeTarget::Q6_K;
-    case Precision::IQ4_NL: return QuantizeTarget::IQ4_NL;
-    case Precision::Q4_0: return QuantizeTarget::Q4_0; // output Q6_K, as llama-quantize writes q4_0 files
-    case Precision::Native:
-    case Precision::F32:
-    case Precision::F16:
-    case Precision::Mixed:
-    case Precision::Int8: return std::nullopt;
-    }
-    return std::nullopt;
-}
+// The llama-quantize mix a precision stands for: the target of the same name (f16, mixed, q4_0
+// and the k-quant mixes); f32, int8 and native have none.
+std::optional<QuantizeTarget> mixOf(Precision p) { return quantizeTargetFromName(precisionName(p)); }
 
 kernels::TensorType targetType(Precision p, const LlamaConfig& c, bool tied, const kernels::WeightMatrix& w,
                                const std::string& name) {
     using kernels::TensorType;
     if (const auto mix = mixOf(p))
         return chooseTensorType(*mix, MixModel{c.layers, c.heads, c.kvHeads, !tied}, name, w.cols, 2, w.type);
-    TensorType want = w.type;
-    switch (p) {
-    case Precision::F32: want = TensorType::F32; break;
-    case Precision::F16: want = TensorType::F16; break;
-    case Precision::Mixed: want = name == "token_embd.weight" ? TensorType::F16 : TensorType::Q8_0; break;
-    case Precision::Int8: want = TensorType::Q8_0; break;
-    default: return w.type; // Native
-    }
+    TensorType want = w.type; // native
+    if (p == Precision::F32) want = TensorType::F32;
+    if (p == Precision::Int8) want = TensorType::Q8_0;
     // Rows that blocks cannot cover (e.g. stories260K's 172-wide ffn_down) stay F16.
     if (w.cols % kernels::blockSize(want) != 0) want = TensorType::F16;
     return want;
@@ -152,16 +121,12 @@ void LlamaModel::prefaultWeights() const {
         for (size_t off = 0; off < w.bytes(); off += 4096) acc ^= p[off];
         sink = sink ^ acc;
     };
-    touch(m_tokenEmbedding);
-    touch(m_output);
-    for (const auto& l : m_layers)
-        for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) touch(*w);
+    forEachMatrix(*this, [&](const std::string&, const WeightMatrix& w) { touch(w); });
 }
 
 uint64_t LlamaModel::weightBytes() const {
-    uint64_t b = m_tokenEmbedding.bytes() + (m_tiedOutput ? 0 : m_output.bytes());
-    for (const auto& l : m_layers)
-        for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) b += w->bytes();
+    uint64_t b = 0;
+    forEachMatrix(*this, [&](const std::string&, const WeightMatrix& w) { b += w.bytes(); });
     return b;
 }
 

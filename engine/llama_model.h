@@ -89,6 +89,22 @@ private:
     std::vector<float> vector(const std::string& name, int64_t n) const;
     // Requantises `w` to the type the precision asks for, into an owned buffer.
     void convert(kernels::WeightMatrix& w, Precision precision, const std::string& name);
+    // fn(GGUF tensor name, matrix) for the embedding, the output (unless tied) and each layer's
+    // seven projections, in file order.
+    template <class Self, class Fn>
+    static void forEachMatrix(Self& self, Fn&& fn) {
+        static constexpr const char* kLayerNames[] = {"attn_q.weight",   "attn_k.weight", "attn_v.weight",
+                                                      "attn_output.weight", "ffn_gate.weight", "ffn_up.weight",
+                                                      "ffn_down.weight"};
+        fn(std::string("token_embd.weight"), self.m_tokenEmbedding);
+        if (!self.m_tiedOutput) fn(std::string("output.weight"), self.m_output);
+        for (size_t l = 0; l < self.m_layers.size(); ++l) {
+            auto& w = self.m_layers[l];
+            decltype(&w.wq) const matrices[] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.gate, &w.up, &w.down};
+            const std::string p = "blk." + std::to_string(l) + ".";
+            for (size_t i = 0; i < 7; ++i) fn(p + kLayerNames[i], *matrices[i]);
+        }
+    }
     void prefaultWeights() const;
 
     GgufFile m_file;

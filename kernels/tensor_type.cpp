@@ -39,7 +39,7 @@ constexpr std::array<TensorTypeTraits, 16> kTable{{
     {TensorType::BF16, "bf16", 1, 2, false, 32, dequantizeRowBF16, quantizeRowBF16},
 }};
 
-// Every row's type must be its own enumerator, and ids increase (so traits() can search).
+// Every row's type must be its own enumerator, listed once, in id order.
 constexpr bool tableIsOrdered() {
     for (size_t i = 1; i < kTable.size(); ++i)
         if (static_cast<uint32_t>(kTable[i - 1].type) >= static_cast<uint32_t>(kTable[i].type)) return false;
@@ -47,11 +47,16 @@ constexpr bool tableIsOrdered() {
 }
 static_assert(tableIsOrdered(), "kTable must list types once each, in id order");
 
-const TensorTypeTraits* find(uint32_t id) {
-    for (const auto& row : kTable)
-        if (static_cast<uint32_t>(row.type) == id) return &row;
-    return nullptr;
-}
+// kTable's row of each id below kIds (-1: none), so traits() is one load on every w.row(r).
+constexpr uint32_t kIds = 64;
+constexpr std::array<int8_t, kIds> kRowOfId = [] {
+    std::array<int8_t, kIds> rows{};
+    rows.fill(-1);
+    for (size_t i = 0; i < kTable.size(); ++i) rows[static_cast<uint32_t>(kTable[i].type)] = static_cast<int8_t>(i);
+    return rows;
+}();
+
+const TensorTypeTraits* find(uint32_t id) { return id < kIds && kRowOfId[id] >= 0 ? &kTable[kRowOfId[id]] : nullptr; }
 
 } // namespace
 

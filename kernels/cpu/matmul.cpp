@@ -33,8 +33,8 @@ bool takesQ8KActivations(TensorType t) {
 template <class Block>
 using KTile = void (*)(const Block*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t);
 template <class Block>
-void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), KTile<Block> tile, const WeightMatrix& w,
-             const BlockQ8_K* xk, int64_t n, float* y, int64_t r0, int64_t r1) {
+void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
+             int64_t n, float* y, int64_t r0, int64_t r1, KTile<Block> tile = nullptr) {
     const int64_t nb = w.cols / kSuperBlockSize;
     for (int64_t r = r0; r < r1; ++r) {
         const auto* row = reinterpret_cast<const Block*>(w.row(r));
@@ -43,11 +43,6 @@ void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), KTile<Block>
             for (; t + kKTileTokens <= n; t += kKTileTokens) tile(row, xk + t * nb, nb, nb, y + t * w.rows + r, w.rows);
         for (; t < n; ++t) y[t * w.rows + r] = dot(row, xk + t * nb, nb);
     }
-}
-template <class Block>
-void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
-             int64_t n, float* y, int64_t r0, int64_t r1) {
-    dotRows<Block>(dot, nullptr, w, xk, n, y, r0, r1);
 }
 
 // Types without a kernel of their own in any table (the other GGUF block formats): each row is
@@ -120,9 +115,9 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q4_K: dotRows(k.dotQ4_K, k.tileQ4_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q5_K: dotRows(k.dotQ5_K, k.tileQ5_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q6_K: dotRows(k.dotQ6_K, k.tileQ6_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q4_K: dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1, k.tileQ4_K); break;
+    case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1, k.tileQ5_K); break;
+    case TensorType::Q6_K: dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1, k.tileQ6_K); break;
     case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q4_1:
     case TensorType::Q5_0:
