@@ -151,7 +151,11 @@ TEST(Crash, ReaderSeesConsistentSnapshotsWhileARunWrites) {
             std::unique_lock lock(m);
             flushed = b + 1;
             cv.notify_all();
-            cv.wait(lock, [&] { return readUpTo >= b; }); // one batch ahead of the reader at most
+            // The next batch's records (committed by the sink in small transactions while the
+            // reader reads) start only after a snapshot has seen this flush, so the reader sees
+            // every flushed count; waiting for readUpTo >= b let the writer run two flushes
+            // ahead and the reader skip states on a loaded machine.
+            cv.wait(lock, [&] { return readUpTo >= b + 1; });
         }
         sink.finishRun(run, lab::RunStatus::Complete, "{}");
         std::lock_guard lock(m);
