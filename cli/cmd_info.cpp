@@ -61,7 +61,7 @@ void runInfo(const InfoArgs& a) {
     j["bytes"] = f.fileSize();
     j["tensor_bytes"] = tensorBytes;
     try {
-        const engine::LlamaConfig c = engine::LlamaConfig::fromGguf(f);
+        const engine::ModelConfig c = engine::ModelConfig::fromGguf(f);
         j["context_length"] = c.contextLength;
         j["config"] = {{"dim", c.dim},           {"layers", c.layers},     {"heads", c.heads},
                        {"kv_heads", c.kvHeads},  {"head_dim", c.headDim},  {"ffn_dim", c.ffnDim},

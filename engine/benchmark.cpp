@@ -20,7 +20,7 @@ struct Timing {
 
 Timing runOnce(ForwardBackend& forward, const std::vector<int32_t>& prompt, int64_t genTokens) {
     const LlamaModel& model = forward.model();
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     const int64_t bs = 16;
     const auto n = static_cast<int64_t>(prompt.size());
     KvCache cache(c, blocksFor(n + genTokens, bs), bs, forward.kvStorage());
@@ -51,7 +51,7 @@ std::pair<double, double> meanStd(const std::vector<double>& v) {
 }
 
 BenchResult runBenchmark(const LlamaModel& model, kernels::ThreadPool& pool, const BenchOptions& o) {
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     if (o.promptTokens < 1 || o.genTokens < 1 || o.repetitions < 1)
         throw std::invalid_argument("prompt tokens, generated tokens and repetitions must be at least 1");
     if (o.promptTokens + o.genTokens > c.contextLength)

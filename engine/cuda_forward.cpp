@@ -54,15 +54,34 @@ MetaLayout metaLayout(size_t tokCap, size_t seqCap, size_t tableCap) {
 
 constexpr int32_t kMaxSplits = 32; // attention splits for a single decode token
 
+// What of this model the CUDA pass lacks (it computes llama's layer: NORM RoPE without
+// factors, no biases or Q/K norms, SiLU, no soft-caps or sliding windows), or null.
+const char* unsupportedOnCuda(const LlamaModel& model) {
+    const ModelConfig& c = model.config();
+    if (c.ropeKind != RopeKind::Norm) return "NEOX RoPE (qwen2, qwen3, gemma2, phi3)";
+    if (!c.ropeFreqFactors.empty() || c.ropePosScale != 1.0f) return "RoPE scaling (rope_freqs.weight, linear)";
+    if (c.activation != FfnActivation::Silu) return "the GELU-gated FFN (gemma2)";
+    if (c.attnSoftcap > 0 || c.finalSoftcap > 0) return "logit soft-capping (gemma2)";
+    if (c.slidingWindow > 0) return "sliding-window attention";
+    if (c.embedScale != 1.0f || c.queryScale > 0)
+        return "scaled embeddings or queries (gemma2)";
+    for (const LayerWeights& w : model.layers())
+        if (!w.bq.empty() || !w.bk.empty() || !w.bv.empty() || !w.qNorm.empty() || !w.postAttnNorm.empty())
+            return "Q/K/V biases, Q/K norms or post-norms (qwen2, qwen3, gemma2)";
+    return nullptr;
+}
+
 } // namespace
 
 CudaForward::CudaForward(const LlamaModel& model, const ForwardOptions& options, int deviceIndex)
     : m_model(model), m_options(options), m_deviceIndex(deviceIndex) {
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     m_options.maxChunk = std::max<int64_t>(1, options.maxChunk);
     if (deviceIndex < 0 || deviceIndex >= cu::deviceCount())
         throw std::invalid_argument("cuda:" + std::to_string(deviceIndex) + " does not exist");
     if (c.headDim > 256) throw ModelError("the CUDA backend supports head dimensions up to 256");
+    if (const char* missing = unsupportedOnCuda(model))
+        throw ModelError(std::string("the CUDA backend does not run ") + missing + " yet; use the CPU (--device cpu)");
     cu::setDevice(deviceIndex);
     m_stream = std::make_unique<cu::StreamOwner>();
     m_blas = std::make_unique<cu::BlasHandle>(m_stream->get());
@@ -72,13 +91,7 @@ CudaForward::CudaForward(const LlamaModel& model, const ForwardOptions& options,
     m_outputNorm = uploadFloats(model.outputNorm());
     for (const LayerWeights& w : model.layers()) {
         Layer l;
-        l.wq = upload(w.wq);
-        l.wk = upload(w.wk);
-        l.wv = upload(w.wv);
-        l.wo = upload(w.wo);
-        l.gate = upload(w.gate);
-        l.up = upload(w.up);
-        l.down = upload(w.down);
+        for (size_t i = 0; i < 7; ++i) l.proj[i] = upload(w.*kProjections[i]);
         l.attnNorm = uploadFloats(w.attnNorm);
         l.ffnNorm = uploadFloats(w.ffnNorm);
         m_layers.push_back(l);
@@ -174,7 +187,7 @@ cu::PagedKv CudaForward::pagedKv(int32_t layer) const {
 }
 
 void CudaForward::stageChunk(const ForwardBatch& batch, size_t begin, size_t end) {
-    const LlamaConfig& c = m_model.config();
+    const ModelConfig& c = m_model.config();
     const size_t n = end - begin, seqs = batch.caches.size();
     size_t tableEntries = 0;
     for (const auto& t : batch.blockTables) tableEntries += t.size();
@@ -239,7 +252,7 @@ void CudaForward::product(const cu::DeviceMatrix& w, const float* x, int64_t n, 
 }
 
 void CudaForward::enqueueChunk(int64_t n) {
-    const LlamaConfig& c = m_model.config();
+    const ModelConfig& c = m_model.config();
     const cu::Stream s = m_stream->get();
     const MetaLayout m = metaLayout(m_tokCap, m_seqCap, m_tableCap);
     const auto* ids = reinterpret_cast<const int32_t*>(m_meta.as<unsigned char>() + m.ids);
@@ -264,9 +277,9 @@ void CudaForward::enqueueChunk(int64_t n) {
     for (size_t l = 0; l < m_layers.size(); ++l) {
         const Layer& w = m_layers[l];
         norm(w.attnNorm);
-        product(w.wq, xb, n, q);
-        product(w.wk, xb, n, k);
-        product(w.wv, xb, n, v);
+        product(w.proj[kProjQ], xb, n, q);
+        product(w.proj[kProjK], xb, n, k);
+        product(w.proj[kProjV], xb, n, v);
         cu::PagedKv kv = pagedKv(static_cast<int32_t>(l));
         kv.blockSize = m_blockSize;
         const cu::RopeArgs rope{q, k, v, n, heads, kvHeads, hd, static_cast<int32_t>(c.ropeDim), c.ropeBase,
@@ -277,13 +290,13 @@ void CudaForward::enqueueChunk(int64_t n) {
             cu::prefillAttention(q, kv, n, heads, kvHeads, hd, scale, att, s);
         else // decode steps and mixed batches: split over the sequence
             cu::attention(q, kv, n, heads, kvHeads, hd, scale, splits, m_partial.as<float>(), att, s);
-        product(w.wo, att, n, delta);
+        product(w.proj[kProjO], att, n, delta);
         pending = true;
         norm(w.ffnNorm);
-        product(w.gate, xb, n, hb);
-        product(w.up, xb, n, hb2);
+        product(w.proj[kProjGate], xb, n, hb);
+        product(w.proj[kProjUp], xb, n, hb2);
         cu::siluMul(hb, hb2, n * c.ffnDim, s);
-        product(w.down, hb, n, delta);
+        product(w.proj[kProjDown], hb, n, delta);
         pending = true;
     }
     norm(m_outputNorm);

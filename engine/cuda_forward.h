@@ -11,6 +11,7 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/device_buffer.h"
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -38,7 +39,7 @@ public:
 
 private:
     struct Layer {
-        kernels::cuda::DeviceMatrix wq, wk, wv, wo, gate, up, down;
+        std::array<kernels::cuda::DeviceMatrix, 7> proj; // kProjections order (kProjQ, ...)
         const float* attnNorm = nullptr;
         const float* ffnNorm = nullptr;
     };

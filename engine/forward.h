@@ -1,10 +1,11 @@
-// The LLaMA forward pass on the CPU: a batch of tokens in, K/V written to the cache, logits out.
+// The forward pass on the CPU for every architecture: a batch of tokens in, K/V written to the cache, logits out.
 #pragma once
 
 #include "engine/forward_backend.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -44,12 +45,20 @@ private:
     };
 
     void runChunk(const ForwardBatch& batch, size_t begin, size_t end, float* logits);
+    // One layer as named steps: attention (projectQkv, writeKv, attend, then the output
+    // product and residual), then the FFN.
     void layer(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n);
+    void normRows(const std::vector<float>& weight, const float* in, float* out, int64_t n);
+    void projectQkv(int64_t l, int64_t n);
+    void writeKv(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n);
+    void attend(int64_t l, const ForwardBatch& batch, size_t begin, int64_t n);
+    void ffn(int64_t l, int64_t n);
+    // x += (post-norm of) delta, delta in m_xb.
+    void residual(const std::vector<float>& postNorm, int64_t n);
 
-    // The matrices this pass multiplies: the model's, with panels set where packed.
-    struct Matrices {
-        kernels::WeightMatrix wq, wk, wv, wo, gate, up, down;
-    };
+    // The matrices this pass multiplies (kProjections order): the model's, with panels set
+    // where packed.
+    using Matrices = std::array<kernels::WeightMatrix, 7>;
 
     const LlamaModel& m_model;
     kernels::ThreadPool& m_pool;

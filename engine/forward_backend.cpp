@@ -27,7 +27,7 @@ void ForwardBackend::runSequence(std::span<const int32_t> tokens, int64_t pos0, 
 }
 
 void ForwardBackend::validate(const ForwardBatch& batch, const RopeTable* rope) const {
-    const LlamaConfig& c = model().config();
+    const ModelConfig& c = model().config();
     const size_t n = batch.tokens.size();
     if (batch.positions.size() != n || batch.seqIds.size() != n || batch.wantLogits.size() != n)
         throw ModelError("forward batch: tokens, positions, sequence ids and logit flags differ in length");

@@ -32,7 +32,7 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
                         const GenerateOptions& options, const TokenCallback& onToken,
                         const std::atomic<bool>* cancel) {
     const auto start = Clock::now();
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     if (prompt.empty()) throw std::invalid_argument("the prompt is empty (no tokens)");
     if (options.maxTokens <= 0) throw std::invalid_argument("max tokens must be > 0");
     if (const std::string why = options.sampling.validate(); !why.empty()) throw std::invalid_argument(why);

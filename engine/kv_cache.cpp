@@ -14,7 +14,7 @@ KvType kvTypeFor(Precision precision, KvStorage storage) {
     return half && storage == KvStorage::Host ? KvType::F16 : KvType::F32;
 }
 
-KvCache::KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage, KvType type)
+KvCache::KvCache(const ModelConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage, KvType type)
     : m_layers(config.layers), m_blocks(blocks), m_blockSize(blockSize), m_kvDim(config.kvDim()), m_storage(storage),
       m_type(type) {
     if (blocks <= 0 || blockSize <= 0)

@@ -40,7 +40,7 @@ public:
 // Not thread-safe; the forward pass writes positions of the sequence it runs.
 class KvCache {
 public:
-    KvCache(const LlamaConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage = KvStorage::Host,
+    KvCache(const ModelConfig& config, int64_t blocks, int64_t blockSize, KvStorage storage = KvStorage::Host,
             KvType type = KvType::F32);
 
     int64_t blocks() const { return m_blocks; }

@@ -1,4 +1,4 @@
-// Loading a LLaMA model from GGUF and checking every tensor against the config.
+// Loading a model from GGUF through its architecture's tensor table, checking every tensor against the config.
 #include "engine/llama_model.h"
 #include "engine/quote.h"
 
@@ -29,12 +29,12 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<LlamaModel> m(new LlamaModel(GgufFile::open(path)));
     try {
-        m->m_config = LlamaConfig::fromGguf(m->m_file);
+        m->m_config = ModelConfig::fromGguf(m->m_file);
         m->m_tokenizer = Tokenizer::create(Vocab::fromGguf(m->m_file));
     } catch (const std::exception& e) {
         throw ModelError(path + ": " + e.what());
     }
-    const LlamaConfig& c = m->m_config;
+    const ModelConfig& c = m->m_config;
     if (static_cast<int64_t>(m->m_tokenizer->size()) < c.vocabSize)
         throw ModelError(path + ": token list has " + std::to_string(m->m_tokenizer->size()) +
                          " entries but the model has " + std::to_string(c.vocabSize) + " outputs");
@@ -48,19 +48,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& path, const Load
             m->m_tiedOutput = true;
         }
         m->m_layers.resize(static_cast<size_t>(c.layers));
-        for (int64_t l = 0; l < c.layers; ++l) {
-            const std::string p = "blk." + std::to_string(l) + ".";
-            LayerWeights& w = m->m_layers[static_cast<size_t>(l)];
-            w.attnNorm = m->vector(p + "attn_norm.weight", c.dim);
-            w.wq = m->matrix(p + "attn_q.weight", c.qDim(), c.dim);
-            w.wk = m->matrix(p + "attn_k.weight", c.kvDim(), c.dim);
-            w.wv = m->matrix(p + "attn_v.weight", c.kvDim(), c.dim);
-            w.wo = m->matrix(p + "attn_output.weight", c.dim, c.qDim());
-            w.ffnNorm = m->vector(p + "ffn_norm.weight", c.dim);
-            w.gate = m->matrix(p + "ffn_gate.weight", c.ffnDim, c.dim);
-            w.up = m->matrix(p + "ffn_up.weight", c.ffnDim, c.dim);
-            w.down = m->matrix(p + "ffn_down.weight", c.dim, c.ffnDim);
-        }
+        for (int64_t l = 0; l < c.layers; ++l) m->loadLayer(l);
     } catch (const ModelError& e) {
         throw ModelError(path + ": " + e.what());
     }
@@ -83,7 +71,7 @@ namespace {
 // and the k-quant mixes); f32, int8 and native have none.
 std::optional<QuantizeTarget> mixOf(Precision p) { return quantizeTargetFromName(precisionName(p)); }
 
-kernels::TensorType targetType(Precision p, const LlamaConfig& c, bool tied, const kernels::WeightMatrix& w,
+kernels::TensorType targetType(Precision p, const ModelConfig& c, bool tied, const kernels::WeightMatrix& w,
                                const std::string& name) {
     using kernels::TensorType;
     if (const auto mix = mixOf(p))
@@ -128,6 +116,61 @@ uint64_t LlamaModel::weightBytes() const {
     uint64_t b = 0;
     forEachMatrix(*this, [&](const std::string&, const WeightMatrix& w) { b += w.bytes(); });
     return b;
+}
+
+namespace {
+// Rows [first, first + count) of `m`, in place (a fused tensor's part).
+WeightMatrix rowsOf(const WeightMatrix& m, int64_t first, int64_t count) {
+    return WeightMatrix{m.type, count, m.cols, m.row(first)};
+}
+} // namespace
+
+void LlamaModel::loadLayer(int64_t l) {
+    const ModelConfig& c = m_config;
+    const std::string p = "blk." + std::to_string(l) + ".";
+    LayerWeights& w = m_layers[static_cast<size_t>(l)];
+    auto set = [&](kernels::WeightMatrix LayerWeights::*proj, const WeightMatrix& m, const char* suffix) {
+        w.*proj = m;
+        for (size_t i = 0; i < 7; ++i)
+            if (kProjections[i] == proj) w.source[i] = suffix;
+    };
+    for (const ArchTensor& t : c.traits().layerTensors) {
+        const std::string name = p + t.suffix;
+        if (!t.required && !m_file.findTensor(name)) continue;
+        switch (t.role) {
+        case LayerRole::AttnNorm: w.attnNorm = vector(name, c.dim); break;
+        case LayerRole::Q: set(&LayerWeights::wq, matrix(name, c.qDim(), c.dim), t.suffix); break;
+        case LayerRole::K: set(&LayerWeights::wk, matrix(name, c.kvDim(), c.dim), t.suffix); break;
+        case LayerRole::V: set(&LayerWeights::wv, matrix(name, c.kvDim(), c.dim), t.suffix); break;
+        case LayerRole::Qkv: {
+            const WeightMatrix m = matrix(name, c.qDim() + 2 * c.kvDim(), c.dim);
+            set(&LayerWeights::wq, rowsOf(m, 0, c.qDim()), t.suffix);
+            set(&LayerWeights::wk, rowsOf(m, c.qDim(), c.kvDim()), t.suffix);
+            set(&LayerWeights::wv, rowsOf(m, c.qDim() + c.kvDim(), c.kvDim()), t.suffix);
+            break;
+        }
+        case LayerRole::O: set(&LayerWeights::wo, matrix(name, c.dim, c.qDim()), t.suffix); break;
+        case LayerRole::QBias: w.bq = vector(name, c.qDim()); break;
+        case LayerRole::KBias: w.bk = vector(name, c.kvDim()); break;
+        case LayerRole::VBias: w.bv = vector(name, c.kvDim()); break;
+        case LayerRole::QNorm: w.qNorm = vector(name, c.headDim); break;
+        case LayerRole::KNorm: w.kNorm = vector(name, c.headDim); break;
+        case LayerRole::PostAttnNorm: w.postAttnNorm = vector(name, c.dim); break;
+        case LayerRole::FfnNorm: w.ffnNorm = vector(name, c.dim); break;
+        case LayerRole::Gate: set(&LayerWeights::gate, matrix(name, c.ffnDim, c.dim), t.suffix); break;
+        case LayerRole::Up: set(&LayerWeights::up, matrix(name, c.ffnDim, c.dim), t.suffix); break;
+        case LayerRole::GateUp: {
+            const WeightMatrix m = matrix(name, 2 * c.ffnDim, c.dim);
+            set(&LayerWeights::gate, rowsOf(m, 0, c.ffnDim), t.suffix);
+            set(&LayerWeights::up, rowsOf(m, c.ffnDim, c.ffnDim), t.suffix);
+            break;
+        }
+        case LayerRole::Down: set(&LayerWeights::down, matrix(name, c.dim, c.ffnDim), t.suffix); break;
+        case LayerRole::PostFfnNorm: w.postFfnNorm = vector(name, c.dim); break;
+        }
+    }
+    for (size_t i = 0; i < 7; ++i) // the table must give every projection
+        if (!w.source[i]) throw ModelError("layer " + std::to_string(l) + " has no projection " + std::to_string(i));
 }
 
 WeightMatrix LlamaModel::matrix(const std::string& name, int64_t rows, int64_t cols) const {

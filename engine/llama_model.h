@@ -1,4 +1,4 @@
-// A loaded LLaMA-architecture model: config, tokenizer and weight views into the mapped GGUF file.
+// A loaded model of any supported architecture: config, tokenizer and weight views into the mapped GGUF file.
 #pragma once
 
 #include "engine/gguf.h"
@@ -7,6 +7,7 @@
 #include "engine/tokenizer.h"
 #include "kernels/cpu/matmul.h"
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -15,19 +16,36 @@
 
 namespace mb::engine {
 
-// Weights of one transformer block. Matrices are row-major (out_features, in_features),
-// in the file's own type, pointing into the mapping; norm vectors are converted to F32.
+// Weights of one transformer block, whatever the architecture (engine/model_arch.h says which
+// a file has). Matrices are row-major (out_features, in_features), in the file's own type,
+// pointing into the mapping (a fused tensor gives row views: attn_qkv -> wq, wk, wv and phi3's
+// ffn_up -> gate, up); vectors are converted to F32 and empty when the architecture has none.
 struct LayerWeights {
     std::vector<float> attnNorm; // (dim)
     kernels::WeightMatrix wq;    // (heads * headDim, dim)
     kernels::WeightMatrix wk;    // (kvHeads * headDim, dim)
     kernels::WeightMatrix wv;    // (kvHeads * headDim, dim)
-    kernels::WeightMatrix wo;    // (dim, heads * headDim)
-    std::vector<float> ffnNorm;  // (dim)
-    kernels::WeightMatrix gate;  // (ffnDim, dim)   ffn_gate
-    kernels::WeightMatrix up;    // (ffnDim, dim)   ffn_up
-    kernels::WeightMatrix down;  // (dim, ffnDim)   ffn_down
+    std::vector<float> bq, bk, bv;   // (qDim), (kvDim), (kvDim): Q/K/V biases (qwen2)
+    std::vector<float> qNorm, kNorm; // (headDim): per-head RMSNorm of q and k before RoPE (qwen3)
+    kernels::WeightMatrix wo;        // (dim, heads * headDim)
+    std::vector<float> postAttnNorm; // (dim): norm of the attention output before the residual (gemma2)
+    std::vector<float> ffnNorm;      // (dim)
+    kernels::WeightMatrix gate;      // (ffnDim, dim)   ffn_gate
+    kernels::WeightMatrix up;        // (ffnDim, dim)   ffn_up
+    kernels::WeightMatrix down;      // (dim, ffnDim)   ffn_down
+    std::vector<float> postFfnNorm;  // (dim): norm of the FFN output before the residual (gemma2)
+    // The GGUF tensor (name after "blk.N.") each of the seven projections was read from.
+    std::array<const char*, 7> source{};
 };
+
+// Index of a projection in kProjections (and in every per-layer array kept in its order).
+enum Projection : size_t { kProjQ, kProjK, kProjV, kProjO, kProjGate, kProjUp, kProjDown };
+
+// The seven products of every layer, in the one order the panels, the CUDA uploads and
+// the load-time conversions use.
+inline constexpr kernels::WeightMatrix LayerWeights::*kProjections[7] = {
+    &LayerWeights::wq, &LayerWeights::wk, &LayerWeights::wv, &LayerWeights::wo,
+    &LayerWeights::gate, &LayerWeights::up, &LayerWeights::down};
 
 struct LoadOptions {
     // Weight types to compute with. Native keeps the file's types (zero copy, views into
@@ -52,11 +70,12 @@ struct ModelPanels; // engine/model_panels.h
 class LlamaModel {
 public:
     ~LlamaModel();
-    // Opens and validates `path`: GGUF structure, llama architecture, every tensor present
-    // with the shape the config implies, a usable tokenizer. Throws GgufError/ModelError.
+    // Opens and validates `path`: GGUF structure, a supported architecture, every tensor its
+    // table names present with the shape the config implies, a usable tokenizer. Throws
+    // GgufError/ModelError.
     static std::unique_ptr<LlamaModel> load(const std::string& path, const LoadOptions& options = {});
 
-    const LlamaConfig& config() const { return m_config; }
+    const ModelConfig& config() const { return m_config; }
     const GgufFile& file() const { return m_file; }
     const Tokenizer& tokenizer() const { return *m_tokenizer; }
     const std::string& path() const { return m_file.path(); }
@@ -89,26 +108,23 @@ private:
     std::vector<float> vector(const std::string& name, int64_t n) const;
     // Requantises `w` to the type the precision asks for, into an owned buffer.
     void convert(kernels::WeightMatrix& w, Precision precision, const std::string& name);
+    void loadLayer(int64_t l);
     // fn(GGUF tensor name, matrix) for the embedding, the output (unless tied) and each layer's
-    // seven projections, in file order.
+    // seven projections (kProjections; the views of a fused tensor share its name).
     template <class Self, class Fn>
     static void forEachMatrix(Self& self, Fn&& fn) {
-        static constexpr const char* kLayerNames[] = {"attn_q.weight",   "attn_k.weight", "attn_v.weight",
-                                                      "attn_output.weight", "ffn_gate.weight", "ffn_up.weight",
-                                                      "ffn_down.weight"};
         fn(std::string("token_embd.weight"), self.m_tokenEmbedding);
         if (!self.m_tiedOutput) fn(std::string("output.weight"), self.m_output);
         for (size_t l = 0; l < self.m_layers.size(); ++l) {
             auto& w = self.m_layers[l];
-            decltype(&w.wq) const matrices[] = {&w.wq, &w.wk, &w.wv, &w.wo, &w.gate, &w.up, &w.down};
             const std::string p = "blk." + std::to_string(l) + ".";
-            for (size_t i = 0; i < 7; ++i) fn(p + kLayerNames[i], *matrices[i]);
+            for (size_t i = 0; i < 7; ++i) fn(p + w.source[i], w.*kProjections[i]);
         }
     }
     void prefaultWeights() const;
 
     GgufFile m_file;
-    LlamaConfig m_config;
+    ModelConfig m_config;
     std::unique_ptr<Tokenizer> m_tokenizer;
     kernels::WeightMatrix m_tokenEmbedding;
     std::vector<float> m_outputNorm;

@@ -20,8 +20,7 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
     };
     uint64_t bytes = 0;
     for (const LayerWeights& l : model.layers())
-        for (const kernels::WeightMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down})
-            bytes += panelBytes(*w);
+        for (auto proj : kProjections) bytes += panelBytes(l.*proj);
     bytes += panelBytes(model.output());
     const uint64_t limit = memoryLimitBytes();
     if (bytes == 0 || limit == 0 || bytes > limit / 4) return nullptr;
@@ -45,9 +44,10 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
         next += b;
         return out;
     };
-    for (const LayerWeights& l : model.layers())
-        p->layers.push_back({pack(l.wq), pack(l.wk), pack(l.wv), pack(l.wo), pack(l.gate),
-                             pack(l.up), pack(l.down)});
+    for (const LayerWeights& l : model.layers()) {
+        std::array<const void*, 7>& packed = p->layers.emplace_back();
+        for (size_t i = 0; i < 7; ++i) packed[i] = pack(l.*kProjections[i]);
+    }
     p->output = pack(model.output());
     return p;
 }

@@ -16,7 +16,7 @@ class LlamaModel;
 // for the kernel table's gemmPanelsF32 / gemmPanelsQ8_0. Null pointers mark matrices in
 // other forms (F16, BF16, Q4_0) or without a panel kernel, which are used in place.
 struct ModelPanels {
-    std::vector<std::array<const void*, 7>> layers; // per layer: wq, wk, wv, wo, gate, up, down
+    std::vector<std::array<const void*, 7>> layers; // per layer, in kProjections order
     const void* output = nullptr; // the output matrix (tied: apart from the embedding rows)
     uint64_t bytes = 0;
     kernels::PanelMemory

@@ -37,7 +37,7 @@ void addNll(std::span<const float> logits, std::span<const int32_t> tokens, int6
 
 std::vector<int32_t> greedyContinuation(const LlamaModel& model, kernels::ThreadPool& pool,
                                         std::span<const int32_t> prompt, int64_t genTokens) {
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     const int64_t bs = 16, n = static_cast<int64_t>(prompt.size());
     KvCache cache(c, blocksFor(n + genTokens, bs), bs, KvStorage::Host, kvTypeFor(model.precision(), KvStorage::Host));
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
@@ -56,7 +56,7 @@ std::vector<int32_t> greedyContinuation(const LlamaModel& model, kernels::Thread
 } // namespace
 
 std::vector<float> allLogits(const LlamaModel& model, kernels::ThreadPool& pool, std::span<const int32_t> tokens) {
-    const LlamaConfig& c = model.config();
+    const ModelConfig& c = model.config();
     const auto n = static_cast<int64_t>(tokens.size());
     if (n < 1) throw std::invalid_argument("no tokens to evaluate");
     if (n > c.contextLength)

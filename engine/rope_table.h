@@ -12,7 +12,7 @@ namespace mb::engine {
 // table lookup gives bit-identical angles to computing them per token. Immutable.
 class RopeTable {
 public:
-    RopeTable(const LlamaConfig& config, int64_t positions);
+    RopeTable(const ModelConfig& config, int64_t positions);
     int64_t positions() const { return m_positions; }
     const float* cos(int64_t pos) const { return m_cos.data() + pos * m_half; }
     const float* sin(int64_t pos) const { return m_sin.data() + pos * m_half; }

@@ -50,7 +50,7 @@ SessionImpl::SessionImpl(std::string path, Profile profile, SessionOptions optio
     } else {
         const GgufFile file = GgufFile::open(m_path);
         try {
-            m_config = LlamaConfig::fromGguf(file);
+            m_config = ModelConfig::fromGguf(file);
         } catch (const ModelError& e) {
             throw ModelError(m_path + ": " + e.what());
         }
@@ -128,12 +128,12 @@ std::shared_ptr<ModelVersion> SessionImpl::makeVersion(std::shared_ptr<LlamaMode
 void SessionImpl::setModelContext(int64_t contextLength) {
     m_modelContext = contextLength;
     m_contextLimit = std::min<int64_t>(m_profile.maxContext, contextLength - 1);
-    LlamaConfig c = m_config;
+    ModelConfig c = m_config;
     c.contextLength = contextLength;
     m_poolPositions = poolTokens(c);
 }
 
-int64_t SessionImpl::poolTokens(const LlamaConfig& c) const {
+int64_t SessionImpl::poolTokens(const ModelConfig& c) const {
     // Auto size: room for two maximal contexts, and at least 16384 positions so a cache of
     // shared prefixes survives beside the running request.
     return m_profile.kvPoolTokens > 0 ? m_profile.kvPoolTokens
@@ -145,7 +145,7 @@ uint64_t SessionImpl::blockBytes() const {
            kvElementBytes(kvType());
 }
 
-void SessionImpl::ensurePool(const LlamaConfig& c) {
+void SessionImpl::ensurePool(const ModelConfig& c) {
     const int64_t bs = m_profile.blockSize;
     if (m_profile.kv == KvPolicy::Pool) {
         const int64_t tokens = poolTokens(c);
@@ -304,7 +304,7 @@ void SessionImpl::reload(const std::string& modelPath) {
     // vocabulary and K/V blocks are sized by its layers and KV width, so those stay. The
     // context length may change (contextLimit() follows the swap), except under a hot
     // reload with a pool, whose in-flight requests hold blocks of the pool it sizes.
-    const LlamaConfig& n = model->config();
+    const ModelConfig& n = model->config();
     const auto differs = [](const char* what, int64_t now, int64_t next) {
         return "reload refused: the new model's " + std::string(what) + " (" + std::to_string(next) +
                ") differs from the session's (" + std::to_string(now) +

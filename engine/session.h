@@ -100,7 +100,7 @@ public:
     virtual const Tokenizer& tokenizer() const = 0;
     // The header of the model the session started with. A reload keeps its vocabulary,
     // layers and KV width; only the context length may change (see contextLimit()).
-    virtual const LlamaConfig& config() const = 0;
+    virtual const ModelConfig& config() const = 0;
     // Input tokens accepted: min(profile max_context, current model's context - 1).
     virtual int64_t contextLimit() const = 0;
 

@@ -45,7 +45,7 @@ public:
 
     const Profile& profile() const override { return m_profile; }
     const Tokenizer& tokenizer() const override { return *m_tokenizer; }
-    const LlamaConfig& config() const override { return m_config; }
+    const ModelConfig& config() const override { return m_config; }
     int64_t contextLimit() const override { return m_contextLimit; }
     uint64_t submit(InferenceRequest request, EventSink sink) override;
     bool cancel(uint64_t id) override;
@@ -60,7 +60,7 @@ private:
     void engineLoop();
     void loadAndWarm(const std::string& path, bool warm);
     std::shared_ptr<ModelVersion> makeVersion(std::shared_ptr<LlamaModel> model);
-    void ensurePool(const LlamaConfig& c);
+    void ensurePool(const ModelConfig& c);
     void runPriming(const std::vector<std::vector<int32_t>>& prompts);
     bool applyPendingSwap();
     void refuseReloadNow() const; // throws ReloadError; m_mutex held
@@ -83,7 +83,7 @@ private:
         return m_options.device.kind == Device::Kind::Cpu ? KvStorage::Host : KvStorage::Device;
     }
     KvType kvType() const { return kvTypeFor(m_profile.precision, kvStorage()); }
-    int64_t poolTokens(const LlamaConfig& c) const; // KV pool size in positions
+    int64_t poolTokens(const ModelConfig& c) const; // KV pool size in positions
     void setModelContext(int64_t contextLength);
 
     static int64_t nowNs();
@@ -93,7 +93,7 @@ private:
     const Profile m_profile;
     const SessionOptions m_options;
     std::shared_ptr<const Tokenizer> m_tokenizer;
-    LlamaConfig m_config; // the first model's header; a reload keeps all but the context length
+    ModelConfig m_config; // the first model's header; a reload keeps all but the context length
     // The current version's limits, replaced at a swap (setModelContext, engine thread) and
     // read by submit() on callers' threads.
     std::atomic<int64_t> m_contextLimit{0}, m_modelContext{0}, m_poolPositions{0};

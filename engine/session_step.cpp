@@ -82,7 +82,7 @@ bool SessionImpl::admit(std::unique_lock<std::mutex>& lock) {
 }
 
 bool SessionImpl::admitOne(Sequence& seq) {
-    const LlamaConfig& c = m_current->model->config();
+    const ModelConfig& c = m_current->model->config();
     const int64_t bs = m_profile.blockSize;
     const auto promptLen = static_cast<int64_t>(seq.request.prompt.size());
     if (const int64_t limit = std::min<int64_t>(m_profile.maxContext, c.contextLength - 1); promptLen > limit)
@@ -212,7 +212,7 @@ void SessionImpl::runGroup(ModelVersion& v, std::vector<Sequence*>& group) {
 }
 
 void SessionImpl::afterLogits(Sequence& seq, const float* logits, int64_t nowNs) {
-    const LlamaConfig& c = seq.version->model->config();
+    const ModelConfig& c = seq.version->model->config();
     const int32_t id = seq.sampler->sample(std::span(logits, static_cast<size_t>(c.vocabSize)), seq.tokens);
     if (seq.request.stopAtEos && id == seq.version->model->tokenizer().eos()) {
         finish(seq, FinishStatus::Ok, StopReason::Eos, {});

@@ -20,7 +20,7 @@ SyntheticPreset preset(const char* name, int64_t dim, int64_t layers, int64_t he
                        int64_t ffn, int64_t vocab, int64_t ctx, float ropeBase, bool tied) {
     SyntheticPreset p;
     p.name = name;
-    LlamaConfig& c = p.config;
+    ModelConfig& c = p.config;
     c.dim = dim;
     c.layers = layers;
     c.heads = heads;
@@ -107,7 +107,7 @@ std::optional<SyntheticPreset> findSyntheticPreset(const std::string& name) {
 
 namespace {
 std::vector<TensorPlan> planTensors(const SyntheticPreset& p) {
-    const LlamaConfig& c = p.config;
+    const ModelConfig& c = p.config;
     std::vector<TensorPlan> plan;
     plan.push_back({"token_embd.weight", c.vocabSize, c.dim, false});
     for (int64_t l = 0; l < c.layers; ++l) {
@@ -136,7 +136,7 @@ uint64_t syntheticParameterCount(const SyntheticPreset& preset) {
 
 void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weights, uint64_t seed,
                          const std::string& path, const ProgressFn& progress) {
-    const LlamaConfig& c = p.config;
+    const ModelConfig& c = p.config;
     GgufWriter w(path);
     w.set("general.architecture", GgufValue::string("llama"));
     w.set("general.name", GgufValue::string("synthetic-" + p.name));

@@ -16,7 +16,7 @@ namespace mb::engine {
 
 struct SyntheticPreset {
     std::string name;
-    LlamaConfig config;
+    ModelConfig config;
     bool tiedOutput = false; // no output.weight: the embedding doubles as the output matrix
 };
 

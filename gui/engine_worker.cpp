@@ -161,7 +161,7 @@ ModelDescription describeModel(const QString& path) {
     d.architecture = text("general.architecture");
     d.name = text("general.name");
     try {
-        const auto c = engine::LlamaConfig::fromGguf(f);
+        const auto c = engine::ModelConfig::fromGguf(f);
         d.shape = QStringLiteral("dim %1, layers %2, heads %3/%4, ffn %5, vocab %6, context %7")
                       .arg(c.dim).arg(c.layers).arg(c.heads).arg(c.kvHeads).arg(c.ffnDim).arg(c.vocabSize)
                       .arg(c.contextLength);
@@ -406,7 +406,7 @@ void EngineWorker::comparePrecision(const PrecisionJob& job, const CancelFlag& c
             requests = lab::loadPromptFile(job.promptFile.toStdString(), encode, 1);
             if (requests.empty()) throw std::runtime_error(job.promptFile.toStdString() + " holds no prompts");
         }
-        const int64_t context = engine::LlamaConfig::fromGguf(header).contextLength;
+        const int64_t context = engine::ModelConfig::fromGguf(header).contextLength;
         const auto prompts = lab::precisionPrompts(requests, job.maxPrompts, 256, job.genTokens, context);
         lab::PrecisionCheckOptions o;
         o.genTokens = job.genTokens;

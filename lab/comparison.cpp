@@ -179,7 +179,7 @@ CandidateInfo candidateInfo(const Candidate& c, bool hashModel) {
     if (hashModel) info.modelSha256 = sha256File(c.modelPath);
     try {
         const engine::GgufFile f = engine::GgufFile::open(c.modelPath);
-        const engine::LlamaConfig cfg = engine::LlamaConfig::fromGguf(f);
+        const engine::ModelConfig cfg = engine::ModelConfig::fromGguf(f);
         nlohmann::ordered_json shape{{"dim", cfg.dim},          {"layers", cfg.layers},   {"heads", cfg.heads},
                                      {"kv_heads", cfg.kvHeads}, {"ffn_dim", cfg.ffnDim},  {"vocab_size", cfg.vocabSize},
                                      {"context_length", cfg.contextLength}};
@@ -212,7 +212,7 @@ void addPrecisionChecks(std::vector<CandidateResult>& results, const std::vector
                 r.summary.precision = results[k].summary.precision;
         if (r.summary.precision) continue;
         const engine::GgufFile header = engine::GgufFile::open(r.candidate.modelPath);
-        const int64_t context = engine::LlamaConfig::fromGguf(header).contextLength;
+        const int64_t context = engine::ModelConfig::fromGguf(header).contextLength;
         const auto prompts = precisionPrompts(requests, po.prompts, po.maxPromptTokens, po.genTokens, context);
         if (prompts.empty()) continue;
         PrecisionCheckOptions opts = po;

@@ -3,6 +3,7 @@
 #include "engine/forward.h"
 #include "engine/llama_model.h"
 #include "kernels/cpu/quant.h"
+#include "forward_test_util.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +19,11 @@ using mb::kernels::ThreadPool;
 
 namespace {
 
+using mb::test::allLogits;
+using mb::test::compare;
+using mb::test::Diff;
+using mb::test::readFloats;
+
 const char* const kFiles[] = {"F32", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "Q3_K_M", "Q2_K"};
 
 std::string hexSha256(const void* data, size_t bytes) {
@@ -28,50 +34,6 @@ std::string hexSha256(const void* data, size_t bytes) {
     std::string out;
     for (unsigned i = 0; i < len; ++i) out += {hex[digest[i] >> 4], hex[digest[i] & 15]};
     return out;
-}
-
-std::vector<float> readFloats(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::vector<float> v(std::filesystem::file_size(p) / sizeof(float));
-    in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-    return v;
-}
-
-// Logits at every position of `tokens` (one prefill pass, F32 K/V), (tokens, vocab) row-major.
-std::vector<float> allLogits(const LlamaModel& m, const std::vector<int32_t>& tokens, int threads,
-                             bool f32Activations) {
-    ThreadPool pool(threads);
-    ForwardOptions options;
-    options.f32Activations = f32Activations;
-    Forward fwd(m, pool, options);
-    const int64_t bs = 16, n = static_cast<int64_t>(tokens.size());
-    KvCache cache(m.config(), blocksFor(n, bs), bs);
-    std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
-    std::iota(table.begin(), table.end(), 0);
-    std::vector<int64_t> positions(tokens.size());
-    std::iota(positions.begin(), positions.end(), 0);
-    std::vector<int32_t> seqIds(tokens.size(), 0);
-    std::vector<uint8_t> want(tokens.size(), 1);
-    KvCache* caches[] = {&cache};
-    std::span<const int32_t> tables[] = {table};
-    std::vector<float> logits(tokens.size() * static_cast<size_t>(m.config().vocabSize));
-    fwd.run({tokens, positions, seqIds, caches, tables, want}, logits.data());
-    return logits;
-}
-
-struct Diff {
-    double maxAbs = 0.0;
-    double rms = 0.0;
-};
-Diff compare(const float* a, const float* b, size_t n) {
-    Diff d;
-    for (size_t i = 0; i < n; ++i) {
-        const double e = std::fabs(static_cast<double>(a[i]) - b[i]);
-        d.maxAbs = std::max(d.maxAbs, e);
-        d.rms += e * e;
-    }
-    d.rms = std::sqrt(d.rms / static_cast<double>(n));
-    return d;
 }
 
 class KQuantFile : public ::testing::TestWithParam<const char*> {};

@@ -14,8 +14,8 @@ using mb::kernels::ThreadPool;
 
 namespace {
 
-LlamaConfig tinyConfig() {
-    LlamaConfig c;
+ModelConfig tinyConfig() {
+    ModelConfig c;
     c.dim = 64;
     c.layers = 3;
     c.heads = 8;
@@ -44,7 +44,7 @@ std::vector<float> logitsWith(const LlamaModel& m, KvType type, const std::vecto
 } // namespace
 
 TEST(KvCache, F16HalvesTheBytesOnTheHostAndTheDeviceStaysF32) {
-    const LlamaConfig c = tinyConfig();
+    const ModelConfig c = tinyConfig();
     const KvCache f32(c, 4, 16), f16(c, 4, 16, KvStorage::Host, KvType::F16);
     EXPECT_EQ(f32.type(), KvType::F32);
     EXPECT_EQ(f16.type(), KvType::F16);

@@ -54,7 +54,7 @@ std::vector<float> logitsAfter(const LlamaModel& m, const std::vector<int32_t>& 
 TEST(LlamaModel, LoadsStories260KShapes) {
     MB_REQUIRE_DATA(path, "models/stories260K.gguf");
     const auto m = LlamaModel::load(path.string());
-    const LlamaConfig& c = m->config();
+    const ModelConfig& c = m->config();
     EXPECT_EQ(c.dim, 64);
     EXPECT_EQ(c.layers, 5);
     EXPECT_EQ(c.heads, 8);

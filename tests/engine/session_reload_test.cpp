@@ -21,7 +21,7 @@ namespace {
 // removed with the object. Different seeds give different weights of one shape.
 class TinyModel {
 public:
-    explicit TinyModel(uint64_t seed, void (*reshape)(LlamaConfig&) = nullptr) {
+    explicit TinyModel(uint64_t seed, void (*reshape)(ModelConfig&) = nullptr) {
         SyntheticPreset preset = *findSyntheticPreset("tiny");
         if (reshape) reshape(preset.config);
         m_path = (std::filesystem::temp_directory_path() /
@@ -94,8 +94,8 @@ TEST(SessionReload, HotSwapWithPrefixCacheNeverCachesTheOldWeightsKv) {
 
 TEST(SessionReload, RefusesAnotherShapeAndFollowsANewContextLength) {
     const TinyModel a(1);
-    const TinyModel shorter(3, [](LlamaConfig& c) { c.contextLength = 64; });
-    const TinyModel deeper(4, [](LlamaConfig& c) { c.layers += 2; });
+    const TinyModel shorter(3, [](ModelConfig& c) { c.contextLength = 64; });
+    const TinyModel deeper(4, [](ModelConfig& c) { c.layers += 2; });
     std::vector<int32_t> longPrompt = {1};
     for (int32_t i = 0; i < 99; ++i) longPrompt.push_back(300 + i % 50);
     for (const Profile& p : {fastNative(), Profile::regular()}) {

@@ -39,7 +39,7 @@ std::vector<float> lastLogits(ForwardBackend& f, const std::vector<int32_t>& tok
 
 // Prefill, then `steps` greedy decode steps; every step's logits, concatenated.
 std::vector<float> decodeTrace(ForwardBackend& f, const std::vector<int32_t>& prompt, int steps) {
-    const LlamaConfig& c = f.model().config();
+    const ModelConfig& c = f.model().config();
     const int64_t bs = 16, n = static_cast<int64_t>(prompt.size());
     KvCache cache(c, blocksFor(n + steps, bs), bs, f.kvStorage());
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
@@ -142,7 +142,7 @@ TEST(CudaForward, BatchedEqualsUnbatchedInOnePagedPool) {
     MB_REQUIRE_GPU();
     MB_REQUIRE_DATA(path, "models/stories260K.gguf");
     const auto m = LlamaModel::load(path.string());
-    const LlamaConfig& c = m->config();
+    const ModelConfig& c = m->config();
     ThreadPool pool(1);
     Forward cpu(*m, pool);
     CudaForward gpu(*m, {}, 0);
