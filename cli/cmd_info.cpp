@@ -66,6 +66,9 @@ void runInfo(const InfoArgs& a) {
         j["config"] = {{"dim", c.dim},           {"layers", c.layers},     {"heads", c.heads},
                        {"kv_heads", c.kvHeads},  {"head_dim", c.headDim},  {"ffn_dim", c.ffnDim},
                        {"vocab_size", c.vocabSize}, {"rope_base", c.ropeBase}, {"norm_eps", c.normEps}};
+        Json features = Json::object();
+        for (const auto& [label, text] : engine::describeArchitecture(c)) features[label] = text;
+        j["architecture_features"] = features;
     } catch (const engine::ModelError& e) {
         j["context_length"] = nullptr;
         j["config_error"] = e.what();
@@ -92,6 +95,9 @@ void runInfo(const InfoArgs& a) {
         std::cout << "context length: " << j["context_length"] << '\n'
                   << "shape:          dim " << c["dim"] << ", layers " << c["layers"] << ", heads " << c["heads"]
                   << " (kv " << c["kv_heads"] << "), ffn " << c["ffn_dim"] << ", vocab " << c["vocab_size"] << '\n';
+        for (const auto& [label, text] : j["architecture_features"].items())
+            if (label != "architecture")
+                std::cout << std::left << std::setw(16) << (label + ":") << text.get<std::string>() << '\n';
     } else {
         std::cout << "not runnable:   " << j["config_error"].get<std::string>() << '\n';
     }

@@ -1,12 +1,14 @@
 // `modebench-cli make-model`: write a synthetic model with the shapes of a real one.
 #include "cli/command_util.h"
 
+#include "engine/gguf.h"
 #include "engine/synthetic_model.h"
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 namespace mb::cli {
@@ -17,6 +19,7 @@ struct MakeModelArgs {
     std::string preset;
     std::string dtype = "f16";
     std::string out;
+    std::string vocab;
     uint64_t seed = 0;
     int64_t context = 0;
     bool force = false;
@@ -28,7 +31,7 @@ void listPresets(bool json) {
     Json list = Json::array();
     for (const auto& p : engine::syntheticPresets()) {
         const auto& c = p.config;
-        list.push_back({{"name", p.name}, {"parameters", engine::syntheticParameterCount(p)}, {"dim", c.dim},
+        list.push_back({{"name", p.name}, {"architecture", c.traits().name}, {"parameters", engine::syntheticParameterCount(p)}, {"dim", c.dim},
                         {"layers", c.layers}, {"heads", c.heads}, {"kv_heads", c.kvHeads}, {"ffn_dim", c.ffnDim},
                         {"vocab_size", c.vocabSize}, {"context_length", c.contextLength}});
     }
@@ -37,7 +40,8 @@ void listPresets(bool json) {
         return;
     }
     for (const auto& p : list)
-        std::cout << p["name"].get<std::string>() << ": " << p["parameters"] << " parameters (dim " << p["dim"]
+        std::cout << p["name"].get<std::string>() << ": " << p["architecture"].get<std::string>() << ", "
+                  << p["parameters"] << " parameters (dim " << p["dim"]
                   << ", layers " << p["layers"] << ", heads " << p["heads"] << "/" << p["kv_heads"] << ", ffn "
                   << p["ffn_dim"] << ", vocab " << p["vocab_size"] << ")\n";
 }
@@ -48,6 +52,15 @@ void runMakeModel(const MakeModelArgs& a) {
     auto preset = engine::findSyntheticPreset(a.preset);
     if (!preset) throw UsageError("unknown preset '" + a.preset + "' (see make-model --list)");
     if (a.context > 0) preset->config.contextLength = a.context;
+    std::optional<engine::GgufFile> vocab;
+    if (!a.vocab.empty()) {
+        try {
+            vocab.emplace(engine::GgufFile::open(a.vocab));
+            preset = engine::withVocabulary(*preset, *vocab);
+        } catch (const std::exception& e) {
+            throw UsageError(std::string("--vocab: ") + e.what());
+        }
+    }
     const auto type = engine::syntheticWeightsFromName(a.dtype);
     if (!type)
         throw UsageError("unknown --dtype '" + a.dtype + "' (" + engine::syntheticWeightTypeNames() + ")");
@@ -66,7 +79,7 @@ void runMakeModel(const MakeModelArgs& a) {
             lastPercent = percent;
         }
         return true;
-    });
+    }, vocab ? &*vocab : nullptr);
     if (tty) std::cerr << '\n';
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto bytes = std::filesystem::file_size(a.out);
@@ -92,6 +105,10 @@ void addMakeModelCommand(CLI::App& root) {
                         "); a mix name such as q4_k_m chooses per tensor as llama-quantize does")
         ->capture_default_str();
     cmd->add_option("--out,-o", args->out, "Output GGUF path");
+    cmd->add_option("--vocab", args->vocab,
+                    "A GGUF whose tokenizer (every tokenizer.* key) the model takes, e.g. a vocab-only file or "
+                    "a real model of the family, so prompts tokenize as the real model's do; the vocabulary "
+                    "size becomes its token count");
     cmd->add_option("--seed", args->seed, "Seed of the weights")->capture_default_str();
     cmd->add_option("--context", args->context,
                     "Context length to record instead of the preset's (e.g. 4096 so a small model takes long "

@@ -167,4 +167,41 @@ ModelConfig ModelConfig::fromGguf(const GgufFile& f) {
     return c;
 }
 
+std::vector<std::pair<std::string, std::string>> describeArchitecture(const ModelConfig& c) {
+    auto num = [](double v) {
+        std::string s = std::to_string(v);
+        s.erase(s.find_last_not_of('0') + 1);
+        if (!s.empty() && s.back() == '.') s.pop_back();
+        return s;
+    };
+    std::string rope = std::string(c.ropeKind == RopeKind::Neox ? "NEOX" : "NORM") + ", base " + num(c.ropeBase) +
+                       ", " + std::to_string(c.ropeDim) + " of " + std::to_string(c.headDim) + " dims";
+    if (!c.ropeFreqFactors.empty())
+        rope += ", rope_freqs factors " + num(c.ropeFreqFactors.front()) + ".." + num(c.ropeFreqFactors.back());
+    if (c.ropePosScale != 1.0f) rope += ", linear scaling x" + num(1.0 / c.ropePosScale);
+    std::string att = std::to_string(c.heads) + " query / " + std::to_string(c.kvHeads) + " kv heads of " +
+                      std::to_string(c.headDim) + ", scale " + num(c.attentionScale());
+    if (c.attnSoftcap > 0) att += ", soft-cap " + num(c.attnSoftcap);
+    if (c.slidingWindow > 0 && c.slidingLayers != SlidingLayers::None)
+        att += ", sliding window " + std::to_string(c.slidingWindow) +
+               (c.slidingLayers == SlidingLayers::Even ? " on even layers" : " on every layer");
+    std::string layer;
+    for (const ArchTensor& t : c.traits().layerTensors)
+        if (t.required && t.role != LayerRole::AttnNorm && t.role != LayerRole::FfnNorm && t.role != LayerRole::Q &&
+            t.role != LayerRole::K && t.role != LayerRole::V && t.role != LayerRole::O && t.role != LayerRole::Gate &&
+            t.role != LayerRole::Up && t.role != LayerRole::Down)
+            layer += (layer.empty() ? "" : ", ") + std::string(t.suffix) +
+                     (t.role == LayerRole::Qkv || t.role == LayerRole::GateUp ? " (fused)" : "");
+    std::string out = c.embedScale != 1.0f ? "embedding x " + num(c.embedScale) : "embedding x 1";
+    if (c.finalSoftcap > 0) out += ", final soft-cap " + num(c.finalSoftcap);
+    return {{"architecture", c.traits().name},
+            {"rope", rope},
+            {"attention", att},
+            {"ffn", std::string(c.activation == FfnActivation::GeluTanh ? "GELU-tanh" : "SiLU") + " gated, " +
+                        std::to_string(c.ffnDim) + " wide"},
+            {"layer extras", layer.empty() ? "none" : layer},
+            {"output", out},
+            {"norm", "RMSNorm, eps " + num(c.normEps)}};
+}
+
 } // namespace mb::engine

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mb::engine {
@@ -63,5 +64,10 @@ struct ModelConfig {
     // architecture names the supported ones.
     static ModelConfig fromGguf(const GgufFile& file);
 };
+
+// What is particular to the model's architecture, as (label, text) lines for `info` and the
+// Models page: "rope" -> "NEOX, base 1000000, ...", "attention", "ffn", "layer" (the extra
+// tensors the architecture's table requires), "output".
+std::vector<std::pair<std::string, std::string>> describeArchitecture(const ModelConfig& c);
 
 } // namespace mb::engine

@@ -1,4 +1,4 @@
-// Writing seeded random LLaMA models with real shapes.
+// Writing seeded random models of any supported architecture with real shapes.
 #include "engine/synthetic_model.h"
 
 #include "engine/gguf.h"
@@ -16,26 +16,6 @@ using kernels::TensorType;
 
 namespace {
 
-SyntheticPreset preset(const char* name, int64_t dim, int64_t layers, int64_t heads, int64_t kvHeads,
-                       int64_t ffn, int64_t vocab, int64_t ctx, float ropeBase, bool tied) {
-    SyntheticPreset p;
-    p.name = name;
-    ModelConfig& c = p.config;
-    c.dim = dim;
-    c.layers = layers;
-    c.heads = heads;
-    c.kvHeads = kvHeads;
-    c.headDim = dim / heads;
-    c.ffnDim = ffn;
-    c.vocabSize = vocab;
-    c.contextLength = ctx;
-    c.ropeDim = c.headDim;
-    c.ropeBase = ropeBase;
-    c.normEps = 1e-5f;
-    p.tiedOutput = tied;
-    return p;
-}
-
 uint64_t splitmix(uint64_t& state) {
     uint64_t z = (state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -49,11 +29,16 @@ uint64_t fnv1a(const std::string& s) {
     return h;
 }
 
+// How a tensor's values are drawn: a matrix uniform with std 1/sqrt(fan_in), a norm all ones,
+// a bias uniform with std 0.02, RoPE factors the preset's.
+enum class Fill { Matrix, Norm, Bias, RopeFactors };
+
 struct TensorPlan {
     std::string name;
     int64_t rows;
     int64_t cols;
-    bool isNorm;
+    Fill fill;
+    bool isVector() const { return fill != Fill::Matrix; }
 };
 
 } // namespace
@@ -85,20 +70,6 @@ std::string syntheticWeightTypeNames() {
     return out;
 }
 
-const std::vector<SyntheticPreset>& syntheticPresets() {
-    static const std::vector<SyntheticPreset> presets = {
-        preset("tiny", 64, 2, 4, 2, 80, 512, 128, 10000.0f, false),
-        preset("stories15m", 288, 6, 6, 6, 768, 32000, 256, 10000.0f, false),
-        preset("stories42m", 512, 8, 8, 8, 1376, 32000, 1024, 10000.0f, false),
-        preset("stories110m", 768, 12, 12, 12, 2048, 32000, 1024, 10000.0f, false),
-        preset("tinyllama-1.1b", 2048, 22, 32, 4, 5632, 32000, 2048, 10000.0f, false),
-        preset("llama-3.2-1b", 2048, 16, 32, 8, 8192, 128256, 131072, 500000.0f, true),
-        preset("llama-2-7b", 4096, 32, 32, 32, 11008, 32000, 4096, 10000.0f, false),
-        preset("llama-3-8b", 4096, 32, 32, 8, 14336, 128256, 8192, 500000.0f, false),
-    };
-    return presets;
-}
-
 std::optional<SyntheticPreset> findSyntheticPreset(const std::string& name) {
     for (const auto& p : syntheticPresets())
         if (p.name == name) return p;
@@ -106,59 +77,68 @@ std::optional<SyntheticPreset> findSyntheticPreset(const std::string& name) {
 }
 
 namespace {
+// The shape of a layer tensor of `role`: (rows, cols) of a matrix, (1, n) of a vector.
+TensorPlan layerTensor(const ModelConfig& c, const ArchTensor& t, int64_t l) {
+    const std::string name = "blk." + std::to_string(l) + "." + t.suffix;
+    const int64_t q = c.qDim(), kv = c.kvDim();
+    switch (t.role) {
+    case LayerRole::AttnNorm: case LayerRole::FfnNorm: case LayerRole::PostAttnNorm: case LayerRole::PostFfnNorm:
+        return {name, 1, c.dim, Fill::Norm};
+    case LayerRole::QNorm: case LayerRole::KNorm: return {name, 1, c.headDim, Fill::Norm};
+    case LayerRole::QBias: return {name, 1, q, Fill::Bias};
+    case LayerRole::KBias: case LayerRole::VBias: return {name, 1, kv, Fill::Bias};
+    case LayerRole::Q: return {name, q, c.dim, Fill::Matrix};
+    case LayerRole::K: case LayerRole::V: return {name, kv, c.dim, Fill::Matrix};
+    case LayerRole::Qkv: return {name, q + 2 * kv, c.dim, Fill::Matrix};
+    case LayerRole::O: return {name, c.dim, q, Fill::Matrix};
+    case LayerRole::Gate: case LayerRole::Up: return {name, c.ffnDim, c.dim, Fill::Matrix};
+    case LayerRole::GateUp: return {name, 2 * c.ffnDim, c.dim, Fill::Matrix};
+    case LayerRole::Down: return {name, c.dim, c.ffnDim, Fill::Matrix};
+    }
+    return {name, 0, 0, Fill::Norm};
+}
+
+// Every tensor of the preset in file order: the architecture table's required layer tensors.
 std::vector<TensorPlan> planTensors(const SyntheticPreset& p) {
     const ModelConfig& c = p.config;
     std::vector<TensorPlan> plan;
-    plan.push_back({"token_embd.weight", c.vocabSize, c.dim, false});
-    for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        plan.push_back({b + "attn_norm.weight", 1, c.dim, true});
-        plan.push_back({b + "attn_q.weight", c.qDim(), c.dim, false});
-        plan.push_back({b + "attn_k.weight", c.kvDim(), c.dim, false});
-        plan.push_back({b + "attn_v.weight", c.kvDim(), c.dim, false});
-        plan.push_back({b + "attn_output.weight", c.dim, c.qDim(), false});
-        plan.push_back({b + "ffn_norm.weight", 1, c.dim, true});
-        plan.push_back({b + "ffn_gate.weight", c.ffnDim, c.dim, false});
-        plan.push_back({b + "ffn_down.weight", c.dim, c.ffnDim, false});
-        plan.push_back({b + "ffn_up.weight", c.ffnDim, c.dim, false});
-    }
-    plan.push_back({"output_norm.weight", 1, c.dim, true});
-    if (!p.tiedOutput) plan.push_back({"output.weight", c.vocabSize, c.dim, false});
+    plan.push_back({"token_embd.weight", c.vocabSize, c.dim, Fill::Matrix});
+    if (!c.ropeFreqFactors.empty())
+        plan.push_back({"rope_freqs.weight", 1, static_cast<int64_t>(c.ropeFreqFactors.size()), Fill::RopeFactors});
+    for (int64_t l = 0; l < c.layers; ++l)
+        for (const ArchTensor& t : c.traits().layerTensors)
+            if (t.required) plan.push_back(layerTensor(c, t, l));
+    plan.push_back({"output_norm.weight", 1, c.dim, Fill::Norm});
+    if (!p.tiedOutput) plan.push_back({"output.weight", c.vocabSize, c.dim, Fill::Matrix});
     return plan;
 }
-} // namespace
 
-uint64_t syntheticParameterCount(const SyntheticPreset& preset) {
-    uint64_t n = 0;
-    for (const auto& t : planTensors(preset)) n += static_cast<uint64_t>(t.rows * t.cols);
-    return n;
+// The architecture's keys, as llama.cpp's converter writes them for such a model.
+void writeArchKeys(GgufWriter& w, const ModelConfig& c) {
+    const std::string a = c.traits().name;
+    auto u32 = [&](const std::string& k, int64_t v) { w.set(a + "." + k, GgufValue::u32(static_cast<uint32_t>(v))); };
+    u32("context_length", c.contextLength);
+    u32("embedding_length", c.dim);
+    u32("block_count", c.layers);
+    u32("feed_forward_length", c.ffnDim);
+    u32("attention.head_count", c.heads);
+    u32("attention.head_count_kv", c.kvHeads);
+    if (c.headDim * c.heads != c.dim || c.arch == ModelArch::Gemma2 || c.arch == ModelArch::Qwen3) {
+        u32("attention.key_length", c.headDim);
+        u32("attention.value_length", c.headDim);
+    }
+    u32("rope.dimension_count", c.ropeDim);
+    w.set(a + ".rope.freq_base", GgufValue::f32(c.ropeBase));
+    w.set(a + ".attention.layer_norm_rms_epsilon", GgufValue::f32(c.normEps));
+    if (c.attnSoftcap > 0) w.set(a + ".attn_logit_softcapping", GgufValue::f32(c.attnSoftcap));
+    if (c.finalSoftcap > 0) w.set(a + ".final_logit_softcapping", GgufValue::f32(c.finalSoftcap));
+    if (c.slidingWindow > 0) u32("attention.sliding_window", c.slidingWindow);
+    u32("vocab_size", c.vocabSize);
 }
 
-void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weights, uint64_t seed,
-                         const std::string& path, const ProgressFn& progress) {
-    const ModelConfig& c = p.config;
-    GgufWriter w(path);
-    w.set("general.architecture", GgufValue::string("llama"));
-    w.set("general.name", GgufValue::string("synthetic-" + p.name));
-    w.set("general.description",
-          GgufValue::string("ModeBench synthetic model: seeded random weights with the shapes of " + p.name +
-                            "; timing is real, output text is meaningless"));
-    w.set("general.file_type", GgufValue::u32(weights.mix ? targetInfo(*weights.mix).fileType
-                                                     : static_cast<uint32_t>(std::max(0, kernels::traits(weights.type).fileType))));
-    w.set("modebench.synthetic.preset", GgufValue::string(p.name));
-    w.set("modebench.synthetic.seed", GgufValue::u64(seed));
-    w.set("llama.context_length", GgufValue::u32(static_cast<uint32_t>(c.contextLength)));
-    w.set("llama.embedding_length", GgufValue::u32(static_cast<uint32_t>(c.dim)));
-    w.set("llama.block_count", GgufValue::u32(static_cast<uint32_t>(c.layers)));
-    w.set("llama.feed_forward_length", GgufValue::u32(static_cast<uint32_t>(c.ffnDim)));
-    w.set("llama.attention.head_count", GgufValue::u32(static_cast<uint32_t>(c.heads)));
-    w.set("llama.attention.head_count_kv", GgufValue::u32(static_cast<uint32_t>(c.kvHeads)));
-    w.set("llama.rope.dimension_count", GgufValue::u32(static_cast<uint32_t>(c.ropeDim)));
-    w.set("llama.rope.freq_base", GgufValue::f32(c.ropeBase));
-    w.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(c.normEps));
-    w.set("llama.vocab_size", GgufValue::u32(static_cast<uint32_t>(c.vocabSize)));
-
-    const Vocab vocab = makeSyntheticVocab(c.vocabSize);
+// The synthetic SentencePiece vocabulary of the preset's size.
+void writeSyntheticVocab(GgufWriter& w, int64_t size) {
+    const Vocab vocab = makeSyntheticVocab(size);
     std::vector<int32_t> kinds;
     kinds.reserve(vocab.kinds.size());
     for (TokenKind k : vocab.kinds) kinds.push_back(static_cast<int32_t>(k));
@@ -171,18 +151,47 @@ void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weigh
     w.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(static_cast<uint32_t>(vocab.unk)));
     w.set("tokenizer.ggml.add_bos_token", GgufValue::boolean(true));
     w.set("tokenizer.ggml.add_space_prefix", GgufValue::boolean(true));
+}
+} // namespace
+
+uint64_t syntheticParameterCount(const SyntheticPreset& preset) {
+    uint64_t n = 0;
+    for (const auto& t : planTensors(preset)) n += static_cast<uint64_t>(t.rows * t.cols);
+    return n;
+}
+
+void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weights, uint64_t seed,
+                         const std::string& path, const ProgressFn& progress, const GgufFile* vocab) {
+    const ModelConfig& c = p.config;
+    GgufWriter w(path);
+    w.set("general.architecture", GgufValue::string(c.traits().name));
+    w.set("general.name", GgufValue::string("synthetic-" + p.name));
+    w.set("general.description",
+          GgufValue::string("ModeBench synthetic model: seeded random weights with the shapes of " + p.name +
+                            "; timing is real, output text is meaningless"));
+    w.set("general.file_type", GgufValue::u32(weights.mix ? targetInfo(*weights.mix).fileType
+                                                     : static_cast<uint32_t>(std::max(0, kernels::traits(weights.type).fileType))));
+    w.set("modebench.synthetic.preset", GgufValue::string(p.name));
+    w.set("modebench.synthetic.seed", GgufValue::u64(seed));
+    writeArchKeys(w, c);
+    if (vocab) {
+        for (const auto& [key, value] : vocab->metadata())
+            if (key.rfind("tokenizer.", 0) == 0) w.set(key, value);
+    } else {
+        writeSyntheticVocab(w, c.vocabSize);
+    }
 
     const std::vector<TensorPlan> plan = planTensors(p);
     const MixModel mix{c.layers, c.heads, c.kvHeads, !p.tiedOutput};
     const double total = static_cast<double>(syntheticParameterCount(p));
     double done = 0;
     for (const TensorPlan& t : plan) {
-        TensorType tt = t.isNorm ? TensorType::F32 : weights.type;
-        if (!t.isNorm && weights.mix)
+        TensorType tt = t.isVector() ? TensorType::F32 : weights.type;
+        if (!t.isVector() && weights.mix)
             tt = chooseTensorType(*weights.mix, mix, t.name, t.cols, 2, TensorType::F32);
         if (t.cols % kernels::blockSize(tt) != 0) tt = TensorType::F16;
         const std::vector<uint64_t> shape =
-            t.isNorm ? std::vector<uint64_t>{static_cast<uint64_t>(t.cols)}
+            t.isVector() ? std::vector<uint64_t>{static_cast<uint64_t>(t.cols)}
                      : std::vector<uint64_t>{static_cast<uint64_t>(t.cols), static_cast<uint64_t>(t.rows)};
         const uint64_t tensorSeed = seed ^ fnv1a(t.name);
         w.addTensor(t.name, tt, shape, [&, t, tt, tensorSeed](const GgufWriter::Sink& sink) {
@@ -190,14 +199,16 @@ void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weigh
             std::vector<uint8_t> packed(kernels::rowBytes(tt, t.cols));
             uint64_t state = tensorSeed;
             // Uniform on [-a, a] has standard deviation a / sqrt(3).
-            const double a = std::sqrt(3.0 / static_cast<double>(t.cols));
+            const double a = t.fill == Fill::Bias ? std::sqrt(3.0) * 0.02 : std::sqrt(3.0 / static_cast<double>(t.cols));
             for (int64_t r = 0; r < t.rows; ++r) {
-                for (auto& x : row) {
-                    if (t.isNorm) {
-                        x = 1.0f;
+                for (size_t i = 0; i < row.size(); ++i) {
+                    if (t.fill == Fill::Norm) {
+                        row[i] = 1.0f;
+                    } else if (t.fill == Fill::RopeFactors) {
+                        row[i] = c.ropeFreqFactors[i];
                     } else {
                         const double u = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
-                        x = static_cast<float>((2.0 * u - 1.0) * a);
+                        row[i] = static_cast<float>((2.0 * u - 1.0) * a);
                     }
                 }
                 kernels::quantizeRow(tt, row.data(), packed.data(), t.cols);

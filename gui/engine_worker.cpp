@@ -165,8 +165,10 @@ ModelDescription describeModel(const QString& path) {
         d.shape = QStringLiteral("dim %1, layers %2, heads %3/%4, ffn %5, vocab %6, context %7")
                       .arg(c.dim).arg(c.layers).arg(c.heads).arg(c.kvHeads).arg(c.ffnDim).arg(c.vocabSize)
                       .arg(c.contextLength);
+        for (const auto& [label, text] : engine::describeArchitecture(c))
+            if (label != "architecture") d.features.emplace_back(QString::fromStdString(label), QString::fromStdString(text));
     } catch (const std::exception& e) {
-        d.shape = QStringLiteral("not a llama model this engine runs: %1").arg(QString::fromUtf8(e.what()));
+        d.shape = QStringLiteral("not a model this engine runs: %1").arg(QString::fromUtf8(e.what()));
     }
     std::map<std::string, qint64> byType;
     for (const auto& t : f.tensors()) {

@@ -123,6 +123,7 @@ struct ModelDescription {
     qint64 fileBytes = 0;
     QString architecture, name;
     QString shape;       // "dim 288, layers 6, heads 6/6, ffn 768, vocab 32000, context 256"
+    std::vector<std::pair<QString, QString>> features; // engine::describeArchitecture: ("rope", "NEOX, ...")
     qint64 parameters = 0;
     struct Tensor {
         QString name, type, shape;

@@ -150,9 +150,12 @@ ModelsPage::ModelsPage(EngineBackend* engine, QWidget* parent) : QWidget(parent)
         m_tensors.setModel(d);
         QStringList types;
         for (const auto& [type, bytes] : d.bytesByType) types << QStringLiteral("%1 %2").arg(type, formatBytes(bytes));
-        m_info->setText(tr("<b>%1</b><br>%2 %3<br>%4<br>%5 M parameters, file %6; tensors: %7")
+        QString features;
+        for (const auto& [label, text] : d.features)
+            features += QStringLiteral("<br>%1: %2").arg(label.toHtmlEscaped(), text.toHtmlEscaped());
+        m_info->setText(tr("<b>%1</b><br>%2 %3<br>%4%5<br>%6 M parameters, file %7; tensors: %8")
                             .arg(d.path.toHtmlEscaped(), d.architecture.toHtmlEscaped(), d.name.toHtmlEscaped(),
-                                 d.shape.toHtmlEscaped())
+                                 d.shape.toHtmlEscaped(), features)
                             .arg(static_cast<double>(d.parameters) / 1e6, 0, 'f', 2)
                             .arg(formatBytes(d.fileBytes), types.join(QStringLiteral(", "))));
         m_error->clear();

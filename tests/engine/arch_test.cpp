@@ -2,7 +2,9 @@
 // llama.cpp's logits at every prompt position and along its greedy run, within the README's bounds.
 #include "engine/forward.h"
 #include "engine/llama_model.h"
+#include "engine/synthetic_model.h"
 #include "forward_test_util.h"
+#include "reference_forward.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -146,4 +148,56 @@ TEST(ArchGemma2, ExactGeluMatchesTheFloat64Reference) {
     const Agreement a = agreement(logits, ref, g.prompt.size());
     std::printf("gemma2 vs exact-GELU float64 reference: max |d| %.3g\n", a.maxAbs);
     EXPECT_LE(a.maxAbs, 5e-5);
+}
+
+namespace {
+// The engine's float32 logits against the float64 reference, (T, vocab).
+double worstVsReference(const LlamaModel& m, const std::vector<int32_t>& tokens, int threads) {
+    const auto got = mb::test::allLogits(m, tokens, threads, false);
+    const auto ref = mb::test::referenceLogits(m, tokens);
+    const size_t vocab = static_cast<size_t>(m.config().vocabSize);
+    double worst = 0;
+    for (size_t t = 0; t < tokens.size(); ++t)
+        for (size_t i = 0; i < vocab; ++i) worst = std::max(worst, std::fabs(got[t * vocab + i] - ref[t][i]));
+    return worst;
+}
+} // namespace
+
+// The float64 reference itself against llama.cpp (F32 files; gemma2 against the exact-GELU
+// reference), so that it can stand in where llama.cpp has no golden (qwen3 at c392e509).
+TEST(ArchReference, AgreesWithLlamaCpp) {
+    for (const char* model : {"tiny-llama31", "tiny-qwen2", "tiny-gemma2", "tiny-phi3"}) {
+        const std::string name = std::string(model) + ".f32";
+        MB_REQUIRE_DATA(gguf, "arch/" + name + ".gguf");
+        const Golden g = readGolden(name);
+        const bool gemma = std::string(model) == "tiny-gemma2";
+        const auto golden = gemma ? readFloats(mb::test::dataDir() / "arch" / (name + ".ref_gelu_tanh.logits.f32"))
+                                  : g.logits;
+        const auto m = LlamaModel::load(gguf.string());
+        const auto ref = mb::test::referenceLogits(*m, g.prompt);
+        double worst = 0;
+        for (size_t t = 0; t < g.prompt.size(); ++t)
+            for (size_t i = 0; i < kVocab; ++i) worst = std::max(worst, std::fabs(ref[t][i] - golden[t * kVocab + i]));
+        std::printf("float64 reference vs %s: max |d| %.3g\n", gemma ? "exact-GELU reference" : model, worst);
+        EXPECT_LE(worst, 1e-5) << model;
+    }
+}
+
+// Synthetic models of every architecture, qwen3 among them, at F32: the engine within 5e-5 of
+// the float64 reference at every position, with 1 and 2 threads.
+TEST(ArchReference, SyntheticModelsOfEveryArchitecture) {
+    std::vector<int32_t> tokens;
+    for (int i = 0; i < 40; ++i) tokens.push_back(1 + (i * 37) % 500);
+    for (const char* name : {"tiny", "tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-phi3"}) {
+        const auto path = std::filesystem::temp_directory_path() / (std::string("mb_arch_") + name + ".gguf");
+        writeSyntheticModel(*findSyntheticPreset(name), mb::kernels::TensorType::F32, 11, path.string());
+        const auto m = LlamaModel::load(path.string());
+        for (int threads : {1, 2}) {
+            const double worst = worstVsReference(*m, tokens, threads);
+            std::printf("%s (%s), %d thread(s): max |d| vs float64 %.3g\n", name, m->config().traits().name,
+                        threads, worst);
+            EXPECT_LE(worst, 5e-5) << name;
+        }
+        std::filesystem::remove(path);
+    }
 }

@@ -4,6 +4,9 @@
 #include "engine/llama_model.h"
 #include "engine/synthetic_model.h"
 #include "engine/synthetic_vocab.h"
+#include "engine/tokenizer.h"
+
+#include "test_data.h"
 
 #include <gtest/gtest.h>
 
@@ -95,4 +98,78 @@ TEST(SyntheticVocab, EveryTextTokenizesAndRoundTrips) {
     }
     // Common words are single tokens.
     EXPECT_EQ(tok->encode("the", false).size(), 1u);
+}
+
+// Published shapes of the architecture presets (parameter counts as their model cards give).
+TEST(SyntheticModel, ArchitecturePresetsHaveRealShapes) {
+    struct Expect {
+        const char* name;
+        ModelArch arch;
+        uint64_t parameters;
+    };
+    for (const Expect& e : {Expect{"llama-3.2-1b", ModelArch::Llama, 1235814432u},
+                            Expect{"qwen2.5-0.5b", ModelArch::Qwen2, 494032768u},
+                            Expect{"qwen3-0.6b", ModelArch::Qwen3, 596049920u},
+                            Expect{"gemma-2-2b", ModelArch::Gemma2, 2614341888u},
+                            Expect{"phi-3-mini", ModelArch::Phi3, 3821079552u}}) {
+        const auto p = findSyntheticPreset(e.name);
+        ASSERT_TRUE(p) << e.name;
+        EXPECT_EQ(p->config.arch, e.arch) << e.name;
+        EXPECT_EQ(syntheticParameterCount(*p), e.parameters) << e.name;
+    }
+    EXPECT_EQ(findSyntheticPreset("qwen3-0.6b")->config.headDim, 128); // 16 heads x 128 != 1024
+    EXPECT_EQ(findSyntheticPreset("gemma-2-2b")->config.headDim, 256);
+}
+
+// The Llama 3.1 factors as the converter computes them, against tiny-llama31's rope_freqs.weight
+// (README: [1 x15, 1.553415, 2.69453, 5.257327, 8 x14]).
+TEST(SyntheticModel, Llama3RopeFactorsMatchTheConverters) {
+    const std::vector<float> f = llama3RopeFactors(64, 500000.0f, 8.0f, 1.0f, 4.0f, 8192.0f);
+    ASSERT_EQ(f.size(), 32u);
+    for (int i = 0; i < 15; ++i) EXPECT_FLOAT_EQ(f[i], 1.0f);
+    EXPECT_NEAR(f[15], 1.553415f, 1e-5);
+    EXPECT_NEAR(f[16], 2.69453f, 1e-5);
+    EXPECT_NEAR(f[17], 5.257327f, 1e-5);
+    for (int i = 18; i < 32; ++i) EXPECT_FLOAT_EQ(f[i], 8.0f);
+}
+
+// Every architecture's synthetic file loads with its own keys, and a llama 3.2 preset carries its
+// RoPE factors into the loaded config.
+TEST(SyntheticModel, EveryArchitectureRoundTrips) {
+    for (const char* name : {"tiny-qwen2", "tiny-qwen3", "tiny-gemma2", "tiny-phi3"}) {
+        const auto preset = *findSyntheticPreset(name);
+        const std::string p = tempPath(std::string(name) + ".gguf");
+        writeSyntheticModel(preset, TensorType::Q8_0, 3, p);
+        const auto m = LlamaModel::load(p);
+        const ModelConfig& c = m->config();
+        EXPECT_EQ(c.arch, preset.config.arch) << name;
+        EXPECT_EQ(c.headDim, preset.config.headDim) << name;
+        EXPECT_EQ(c.slidingWindow, preset.config.slidingWindow) << name;
+        EXPECT_EQ(c.attnSoftcap, preset.config.attnSoftcap) << name;
+        EXPECT_EQ(m->tiedOutput(), preset.tiedOutput) << name;
+        std::filesystem::remove(p);
+    }
+}
+
+// make-model --vocab: the model takes a real vocabulary's tokenizer and tokenizes as it does.
+TEST(SyntheticModel, TakesARealVocabulary) {
+    MB_REQUIRE_DATA(vocabPath, "vocab/ggml-vocab-llama3.gguf");
+    const GgufFile vocab = GgufFile::open(vocabPath.string());
+    const SyntheticPreset preset = withVocabulary(*findSyntheticPreset("tiny"), vocab);
+    EXPECT_EQ(preset.config.vocabSize, 128256);
+    const std::string p = tempPath("vocab.gguf");
+    writeSyntheticModel(preset, SyntheticWeights{TensorType::Q8_0, std::nullopt}, 3, p, {}, &vocab);
+    const auto m = LlamaModel::load(p);
+    const auto reference = Tokenizer::create(Vocab::fromGguf(vocab));
+    const std::string text = "Hello world! 3.14 tokens, don't they?";
+    EXPECT_EQ(m->tokenizer().encode(text, true), reference->encode(text, true));
+    EXPECT_EQ(m->config().vocabSize, 128256);
+    std::filesystem::remove(p);
+    {
+        GgufWriter w(p);
+        w.set("general.architecture", GgufValue::string("llama"));
+        w.finish();
+    }
+    EXPECT_THROW(withVocabulary(preset, GgufFile::open(p)), ModelError) << "a file without tokens";
+    std::filesystem::remove(p);
 }
