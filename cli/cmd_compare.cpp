@@ -326,9 +326,13 @@ void runCompare(const CompareArgs& a) {
     if (!a.prompts.empty()) {
         requireReadableFile(a.prompts, "prompt file");
         try {
+            // Chat messages in the model's template (one rendering for embedded and remote targets:
+            // both get these ids).
+            const engine::ChatTemplateChoice chat = engine::chatTemplateOf(header);
+            if (!chat.note.empty()) std::cerr << "compare: note: " << chat.note << '\n';
             requests = lab::loadPromptFile(
                 a.prompts, [&](const std::string& text) { return tokenizer->encode(text, tokenizer->vocab().addBos); },
-                a.maxTokens);
+                a.maxTokens, lab::chatTokenizeFor(*tokenizer, chat.family));
         } catch (const std::exception& e) {
             throw UsageError(e.what());
         }

@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 
 #include "engine/gguf.h"
+#include "engine/chat_template.h"
 #include "engine/llama_model.h"
 #include "engine/session.h"
 #include "server/openai_server.h"
@@ -51,8 +52,9 @@ void runServe(const ServeArgs& a) {
         // the file's own types, matrices are views, neither copied nor read. Throws
         // GgufError/ModelError, a one-line error with exit code 2.
         const auto checked = engine::LlamaModel::load(a.model);
-        const engine::GgufValue* t = checked->file().find("tokenizer.chat_template");
-        o.chatFamily = server::detectChatFamily(t && t->type == engine::GgufValueType::String ? t->asString() : "");
+        const engine::ChatTemplateChoice chat = engine::chatTemplateOf(checked->file());
+        o.chatFamily = chat.family;
+        if (!chat.note.empty()) std::cerr << "serve: note: " << chat.note << '\n';
     }
     // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else) that stops the server.
     sigset_t stopSignals;
@@ -65,7 +67,7 @@ void runServe(const ServeArgs& a) {
     server::OpenAiServer http(*session, o);
     const int port = http.bind();
     std::cerr << "serve: " << o.modelName << " under the " << profile.name << " profile on http://" << o.host << ":"
-              << port << " (" << a.threads << " threads on " << device.id() << ", chat template " << server::chatFamilyName(o.chatFamily)
+              << port << " (" << a.threads << " threads on " << device.id() << ", chat template " << engine::chatFamilyName(o.chatFamily)
               << (o.apiKey.empty() ? "" : ", API key required") << ")\n"
               << "serve: POST /v1/completions /v1/chat/completions, GET /v1/models /health /metrics; Ctrl+C stops\n";
     std::thread stopper([&] {

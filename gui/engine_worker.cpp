@@ -314,8 +314,10 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
 void EngineWorker::scanPrompts(qint64 jobId, const QString& promptFile, const QString& modelPath) {
     try {
         const auto tok = tokenizerOf(modelPath.toStdString());
+        const auto family = engine::chatTemplateOf(engine::GgufFile::open(modelPath.toStdString())).family;
         const auto requests = lab::loadPromptFile(
-            promptFile.toStdString(), [&](const std::string& text) { return tok->encode(text, tok->vocab().addBos); }, 1);
+            promptFile.toStdString(), [&](const std::string& text) { return tok->encode(text, tok->vocab().addBos); }, 1,
+            lab::chatTokenizeFor(*tok, family));
         std::vector<int64_t> lengths;
         for (const auto& r : requests) lengths.push_back(static_cast<int64_t>(r.prompt.size()));
         if (lengths.empty()) throw std::runtime_error(promptFile.toStdString() + " holds no prompts");

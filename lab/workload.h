@@ -1,6 +1,7 @@
 // Seeded, reproducible workloads (PRODUCT.md §4): synthetic token-id prompts, arrivals, files.
 #pragma once
 
+#include "engine/chat_template.h"
 #include "lab/rng.h"
 
 #include <nlohmann/json.hpp>
@@ -119,17 +120,25 @@ std::vector<std::string> builtinWorkloadNames();
 
 // Prompts from a file. JSONL when the first non-blank character is '{': one object a
 // line, {"prompt": "...", "max_tokens": N} or {"messages": [{"role", "content"}...],
-// "max_tokens": N}; messages are joined as "role: content\n" lines (a plain fallback, not
-// the model's chat template); other keys are ignored; max_tokens defaults to
+// "max_tokens": N}; messages become `chat`'s ids when given (engine::chatPrompt with the
+// model's template family), else "role: content\n" lines for `tokenize`; other keys are
+// ignored; max_tokens defaults to
 // `defaultMaxTokens`. Otherwise plain text: one prompt per non-blank line (a trailing \r
 // is dropped). `tokenize` turns text into ids (add BOS there if the target wants it).
 // Throws std::runtime_error("FILE:LINE: reason") for malformed JSON, a missing or empty
 // prompt, a non-positive max_tokens, or a tokenizer failure; "FILE: cannot open" when
 // unreadable. An empty file gives no requests.
+using ChatTokenize = std::function<std::vector<int32_t>(const std::vector<engine::ChatMessage>&)>;
+// engine::chatPrompt with `tokenizer` (which must outlive the result) and the family.
+inline ChatTokenize chatTokenizeFor(const engine::Tokenizer& tokenizer, engine::ChatFamily family) {
+    return [&tokenizer, family](const std::vector<engine::ChatMessage>& m) {
+        return engine::chatPrompt(tokenizer, family, m);
+    };
+}
 std::vector<WorkloadRequest>
 loadPromptFile(const std::string& path,
                const std::function<std::vector<int32_t>(const std::string&)>& tokenize,
-               int32_t defaultMaxTokens);
+               int32_t defaultMaxTokens, const ChatTokenize& chat = {});
 
 // Workload files. Every key is optional (defaults as above); unknown keys and impossible
 // values throw std::runtime_error naming the key ("workload spec: arrival.rate: ...").

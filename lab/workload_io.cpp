@@ -127,8 +127,13 @@ bool isBlank(const std::string& s) {
                        [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
-// The prompt text of one JSONL object, or throws with the reason (without FILE:LINE).
-std::string jsonlPrompt(const Json& j) {
+// The prompt of one JSONL object: its text, or its messages (and their "role: content"
+// transcript); throws with the reason (without FILE:LINE).
+struct JsonlPrompt {
+    std::string text;
+    std::vector<engine::ChatMessage> messages;
+};
+JsonlPrompt jsonlPrompt(const Json& j) {
     if (!j.is_object()) throw std::runtime_error("expected a JSON object");
     const auto prompt = j.find("prompt");
     const auto messages = j.find("messages");
@@ -136,22 +141,21 @@ std::string jsonlPrompt(const Json& j) {
         throw std::runtime_error("both \"prompt\" and \"messages\"; give one");
     if (prompt != j.end()) {
         if (!prompt->is_string()) throw std::runtime_error("\"prompt\" must be a string");
-        return prompt->get<std::string>();
+        return {prompt->get<std::string>(), {}};
     }
     if (messages == j.end()) throw std::runtime_error("missing \"prompt\" (or \"messages\")");
     if (!messages->is_array()) throw std::runtime_error("\"messages\" must be an array");
-    // A plain "role: content" transcript; applying the model's chat template is the
-    // target's business, and this keeps files usable across models.
-    std::string text;
+    JsonlPrompt out;
     for (const Json& m : *messages) {
         const auto role = m.is_object() ? m.find("role") : m.end();
         const auto content = m.is_object() ? m.find("content") : m.end();
         if (!m.is_object() || role == m.end() || content == m.end() || !role->is_string() ||
             !content->is_string())
             throw std::runtime_error("each message needs string \"role\" and \"content\"");
-        text += role->get<std::string>() + ": " + content->get<std::string>() + "\n";
+        out.messages.push_back({role->get<std::string>(), content->get<std::string>()});
+        out.text += out.messages.back().role + ": " + out.messages.back().content + "\n";
     }
-    return text;
+    return out;
 }
 
 int32_t jsonlMaxTokens(const Json& j, int32_t fallback) {
@@ -245,7 +249,7 @@ nlohmann::ordered_json toJson(const WorkloadSpec& s) {
 std::vector<WorkloadRequest>
 loadPromptFile(const std::string& path,
                const std::function<std::vector<int32_t>(const std::string&)>& tokenize,
-               int32_t defaultMaxTokens) {
+               int32_t defaultMaxTokens, const ChatTokenize& chat) {
     if (defaultMaxTokens <= 0) throw std::invalid_argument("defaultMaxTokens must be > 0");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error(path + ": cannot open");
@@ -274,8 +278,15 @@ loadPromptFile(const std::string& path,
                 } catch (const Json::parse_error& e) {
                     throw std::runtime_error(std::string("malformed JSON: ") + e.what());
                 }
-                text = jsonlPrompt(j);
+                JsonlPrompt p = jsonlPrompt(j);
                 r.maxTokens = jsonlMaxTokens(j, defaultMaxTokens);
+                if (chat && !p.messages.empty()) {
+                    r.prompt = chat(p.messages);
+                    r.index = out.size();
+                    out.push_back(std::move(r));
+                    continue;
+                }
+                text = std::move(p.text);
             } else {
                 text = line;
                 r.maxTokens = defaultMaxTokens;

@@ -159,14 +159,14 @@ struct OpenAiServer::Impl {
             if (chat) {
                 if (!body.contains("messages") || !body["messages"].is_array())
                     throw bad("messages: required, an array of {role, content}");
-                std::vector<ChatMessage> messages;
+                std::vector<engine::ChatMessage> messages;
                 for (const auto& m : body["messages"]) {
                     if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
                         throw bad("messages: each needs a role and a string content");
                     messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
                 }
                 try {
-                    p.inference.prompt = chatPrompt(tok, options.chatFamily, messages);
+                    p.inference.prompt = engine::chatPrompt(tok, options.chatFamily, messages);
                 } catch (const std::invalid_argument& e) {
                     throw bad(std::string("messages: ") + e.what());
                 }

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "engine/session.h"
-#include "server/chat_template.h"
+#include "engine/chat_template.h"
 #include "server/server_metrics.h"
 
 #include <memory>
@@ -15,7 +15,7 @@ struct ServerOptions {
     int port = 8080;                // 0: any free port (tests)
     std::string apiKey;             // non-empty: /v1/* need "Authorization: Bearer KEY"
     std::string modelName;          // the id /v1/models lists; "model" in requests must match it
-    ChatFamily chatFamily = ChatFamily::Plain;
+    engine::ChatFamily chatFamily = engine::ChatFamily::Plain;
     int httpThreads = 64;           // concurrent connections served (streams hold one each)
 };
 

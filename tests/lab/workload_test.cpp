@@ -342,6 +342,27 @@ TEST(PromptFile, JsonlPromptsAndMessages) {
     EXPECT_EQ(reqs[1].prompt.front(), 1);
 }
 
+// With a chat renderer, messages are its ids (the model's template) and prompts stay text.
+TEST(PromptFile, MessagesGoThroughTheChatTemplateWhenGiven) {
+    TempFile f("chat.jsonl", "{\"prompt\": \"hi\"}\n"
+                             "{\"messages\": [{\"role\": \"system\", \"content\": \"s\"},"
+                             " {\"role\": \"user\", \"content\": \"u\"}], \"max_tokens\": 3}\n");
+    std::vector<mb::engine::ChatMessage> seen;
+    const auto chat = [&](const std::vector<mb::engine::ChatMessage>& m) {
+        seen = m;
+        return std::vector<int32_t>{7, 8, 9};
+    };
+    const auto reqs = loadPromptFile(f.path, byteTokenize, 64, chat);
+    ASSERT_EQ(reqs.size(), 2u);
+    EXPECT_EQ(textOf(reqs[0]), "hi");
+    EXPECT_EQ(reqs[1].prompt, (std::vector<int32_t>{7, 8, 9}));
+    EXPECT_EQ(reqs[1].maxTokens, 3);
+    EXPECT_EQ(reqs[1].index, 1u);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].role, "system");
+    EXPECT_EQ(seen[1].content, "u");
+}
+
 TEST(PromptFile, PlainTextOnePromptPerLine) {
     TempFile f("ok.txt", "first prompt\r\n\n   \nsecond {not json}\n");
     const auto reqs = loadPromptFile(f.path, byteTokenize, 16);

@@ -3,7 +3,7 @@
 #include "engine/vocab.h"
 #include "lab/remote_target.h"
 #include "lab/sse_parser.h"
-#include "server/chat_template.h"
+#include "engine/chat_template.h"
 #include "server/server_metrics.h"
 #include "test_data.h"
 
@@ -117,23 +117,23 @@ TEST(ServerMetrics, RendersValidExpositionWithCumulativeBuckets) {
 }
 
 TEST(ChatTemplate, DetectsFamiliesAndFallsBackWhenMarkersAreMissing) {
-    using server::ChatFamily;
-    EXPECT_EQ(server::detectChatFamily("{{ '<|start_header_id|>' + message['role'] }}"), ChatFamily::Llama3);
-    EXPECT_EQ(server::detectChatFamily("{% for m in messages %}<|im_start|>{{ m.role }}"), ChatFamily::ChatMl);
-    EXPECT_EQ(server::detectChatFamily("<|user|>\n{{ message['content'] }}"), ChatFamily::Zephyr);
-    EXPECT_EQ(server::detectChatFamily("[INST] {{ content }} [/INST]"), ChatFamily::Llama2);
-    EXPECT_EQ(server::detectChatFamily(""), ChatFamily::Plain);
+    using engine::ChatFamily;
+    EXPECT_EQ(engine::detectChatFamily("{{ '<|start_header_id|>' + message['role'] }}"), ChatFamily::Llama3);
+    EXPECT_EQ(engine::detectChatFamily("{% for m in messages %}<|im_start|>{{ m.role }}"), ChatFamily::ChatMl);
+    EXPECT_EQ(engine::detectChatFamily("<|user|>\n{{ message['content'] }}"), ChatFamily::Zephyr);
+    EXPECT_EQ(engine::detectChatFamily("[INST] {{ content }} [/INST]"), ChatFamily::Mistral); // Llama 2 has <<SYS>>
+    EXPECT_EQ(engine::detectChatFamily(""), ChatFamily::Plain);
 
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     auto vocab = engine::Vocab::fromGguf(engine::GgufFile::open(model.string()));
     const auto plainTok = engine::Tokenizer::create(vocab);
-    const std::vector<server::ChatMessage> msgs{{"system", "Be brief."}, {"user", "Tell a story."}};
+    const std::vector<engine::ChatMessage> msgs{{"system", "Be brief."}, {"user", "Tell a story."}};
     // stories260K has no <|im_start|>: the plain form is used.
-    const auto fallback = server::chatPrompt(*plainTok, ChatFamily::ChatMl, msgs);
-    EXPECT_EQ(fallback, server::chatPrompt(*plainTok, ChatFamily::Plain, msgs));
+    const auto fallback = engine::chatPrompt(*plainTok, ChatFamily::ChatMl, msgs);
+    EXPECT_EQ(fallback, engine::chatPrompt(*plainTok, ChatFamily::Plain, msgs));
     EXPECT_EQ(plainTok->decode(fallback), "system: Be brief.\nuser: Tell a story.\nassistant:");
-    EXPECT_THROW(server::chatPrompt(*plainTok, ChatFamily::Plain, {}), std::invalid_argument);
-    EXPECT_THROW(server::chatPrompt(*plainTok, ChatFamily::Plain, {{"tool", "x"}}), std::invalid_argument);
+    EXPECT_THROW(engine::chatPrompt(*plainTok, ChatFamily::Plain, {}), std::invalid_argument);
+    EXPECT_THROW(engine::chatPrompt(*plainTok, ChatFamily::Plain, {{"tool", "x"}}), std::invalid_argument);
 
     // The same vocabulary with ChatML's markers added: they become single ids.
     const auto start = static_cast<int32_t>(vocab.tokens.size());
@@ -144,7 +144,7 @@ TEST(ChatTemplate, DetectsFamiliesAndFallsBackWhenMarkersAreMissing) {
         if (!vocab.kinds.empty()) vocab.kinds.push_back(engine::TokenKind::Control);
     }
     const auto chatml = engine::Tokenizer::create(vocab);
-    const auto ids = server::chatPrompt(*chatml, ChatFamily::ChatMl, msgs);
+    const auto ids = engine::chatPrompt(*chatml, ChatFamily::ChatMl, msgs);
     EXPECT_EQ(ids.front(), start);
     EXPECT_EQ(std::count(ids.begin(), ids.end(), start), 3);     // system, user, assistant
     EXPECT_EQ(std::count(ids.begin(), ids.end(), start + 1), 2); // two closed turns
