@@ -1,6 +1,8 @@
 // Playground and benchmark jobs on the engine thread: lab::runComparison with live callbacks.
 #include "gui/engine_worker.h"
 
+#include "engine/chat_template.h"
+
 #include "db/sqlite_run_sink.h"
 #include "engine/devices.h"
 #include "engine/gguf.h"
@@ -187,13 +189,23 @@ ModelDescription describeModel(const QString& path) {
 void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& cancel) {
     emit jobStarted(job.jobId);
     try {
-        if (job.prompt.trimmed().isEmpty()) throw std::runtime_error("the prompt is empty");
+        if (job.prompt.trimmed().isEmpty() && job.chat.empty()) throw std::runtime_error("the prompt is empty");
         if (job.maxTokens < 1) throw std::runtime_error("max tokens must be at least 1");
         const std::vector<lab::Candidate> candidates{toCandidate(job.a), toCandidate(job.b)};
         requireSameVocab(candidates[0], candidates[1]);
         const auto tokenizer = tokenizerOf(candidates[0].modelPath);
         lab::WorkloadRequest request;
-        request.prompt = tokenizer->encode(job.prompt.toStdString(), tokenizer->vocab().addBos);
+        QString note;
+        if (job.chat.empty()) {
+            request.prompt = tokenizer->encode(job.prompt.toStdString(), tokenizer->vocab().addBos);
+        } else { // both candidates get the same ids, in A's model's template
+            std::vector<engine::ChatMessage> messages;
+            for (const auto& [role, content] : job.chat) messages.push_back({role.toStdString(), content.toStdString()});
+            const engine::ChatTemplateChoice chat = engine::chatTemplateOf(engine::GgufFile::open(candidates[0].modelPath));
+            request.prompt = engine::chatPrompt(*tokenizer, chat.family, messages);
+            note = QStringLiteral("chat template: %1").arg(QString::fromUtf8(engine::chatFamilyName(chat.family)));
+            if (!chat.note.empty()) note += QStringLiteral(" (%1)").arg(QString::fromStdString(chat.note));
+        }
         request.maxTokens = job.maxTokens;
 
         const qint64 id = job.jobId;
@@ -224,10 +236,13 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
             const QString firstLine = job.prompt.section(QLatin1Char('\n'), 0, 0).left(40);
             opts.runInfo = runInfoFor(QStringLiteral("playground: %1").arg(firstLine), {"playground"}, spec, candidates,
                                       {{"prompt", job.prompt.toStdString()},
+                                       {"chat_turns", job.chat.size()},
                                        {"max_tokens", job.maxTokens},
                                        {"concurrent", job.concurrent}});
         }
-        emit jobFinished(id, runAndStore(candidates, {request}, opts, coalescer, sink, saveError));
+        JobOutcome outcome = runAndStore(candidates, {request}, opts, coalescer, sink, saveError);
+        outcome.note = note;
+        emit jobFinished(id, outcome);
     } catch (const std::exception& e) {
         emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
     }

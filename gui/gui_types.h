@@ -33,6 +33,9 @@ struct CandidateSpec {
 struct PlaygroundJob {
     qint64 jobId = 0;
     QString prompt;
+    // Chat mode: the conversation (role, content), ending with the user's turn, rendered with
+    // the model's chat template (engine/chat_template.h); empty: `prompt` is plain text.
+    std::vector<std::pair<QString, QString>> chat;
     int maxTokens = 64;
     CandidateSpec a, b;
     bool concurrent = false; // true: both at once (a visual race); false: A then B (fair timing)
@@ -115,6 +118,7 @@ struct JobOutcome {
     // Per label: how many requests did not end ok, and the first one's message.
     std::vector<std::pair<std::string, std::pair<qint64, QString>>> failures;
     QString saveError; // the store failed; the results are still shown
+    QString note;      // for the user: e.g. the chat template used, or why the plain form was
 };
 
 // A model file as the Models page shows it.

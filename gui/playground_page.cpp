@@ -5,9 +5,11 @@
 #include "gui/sparkline.h"
 
 #include <QButtonGroup>
+#include <QCheckBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
@@ -39,6 +41,36 @@ PlaygroundPage::PlaygroundPage(EngineBackend* engine, QWidget* parent)
     m_prompt->setPlainText(QStringLiteral("Once upon a time"));
     m_prompt->setMaximumHeight(90);
     layout->addWidget(m_prompt);
+
+    auto* chatRow = new QHBoxLayout;
+    m_chat = new QCheckBox(tr("Chat"));
+    m_chat->setObjectName(QStringLiteral("playground.chat"));
+    m_chat->setToolTip(tr("Turns in the model's chat template; A's reply becomes the assistant's turn"));
+    m_system = new QLineEdit;
+    m_system->setObjectName(QStringLiteral("playground.system"));
+    m_system->setPlaceholderText(tr("System message (optional)"));
+    m_newChat = new QPushButton(tr("New chat"));
+    m_newChat->setObjectName(QStringLiteral("playground.new_chat"));
+    chatRow->addWidget(m_chat);
+    chatRow->addWidget(m_system, 1);
+    chatRow->addWidget(m_newChat);
+    layout->addLayout(chatRow);
+    m_transcript = new QTextBrowser;
+    m_transcript->setObjectName(QStringLiteral("playground.transcript"));
+    m_transcript->setMaximumHeight(110);
+    layout->addWidget(m_transcript);
+    auto chatVisible = [this](bool on) {
+        m_system->setEnabled(on);
+        m_newChat->setEnabled(on);
+        m_transcript->setVisible(on);
+        m_prompt->setPlaceholderText(on ? tr("Your message") : tr("Prompt"));
+    };
+    chatVisible(false);
+    connect(m_chat, &QCheckBox::toggled, this, chatVisible);
+    connect(m_newChat, &QPushButton::clicked, this, [this] {
+        m_history.clear();
+        showTranscript();
+    });
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Max tokens")));
@@ -103,7 +135,16 @@ PlaygroundPage::PlaygroundPage(EngineBackend* engine, QWidget* parent)
     connect(&m_controller, &PlaygroundController::sideChanged, this, &PlaygroundPage::refreshSide);
     connect(&m_controller, &PlaygroundController::diffReady, this, &PlaygroundPage::showDiff);
     connect(&m_controller, &PlaygroundController::finished, this, [this](const JobOutcome& o) {
+        const SideState& a = m_controller.side("a");
+        if (!m_pendingUser.isEmpty() && !o.cancelled && a.outcome && a.outcome->status == QLatin1String("ok")) {
+            m_history.emplace_back(QStringLiteral("user"), m_pendingUser);
+            m_history.emplace_back(QStringLiteral("assistant"), a.text);
+            m_prompt->clear();
+            showTranscript();
+        }
+        m_pendingUser.clear();
         QString s = o.cancelled ? tr("Stopped.") : tr("Done.");
+        if (!o.note.isEmpty()) s += QLatin1Char(' ') + o.note + QLatin1Char('.');
         if (o.storedRunId > 0) s += tr(" Saved as run %1.").arg(o.storedRunId);
         if (!o.saveError.isEmpty()) s += tr(" Not saved: %1").arg(o.saveError);
         m_status->setText(s);
@@ -163,6 +204,13 @@ void PlaygroundPage::runBoth() {
     job.b = m_b.editor->spec();
     job.concurrent = m_concurrent->isChecked();
     job.dbPath = m_dbPath;
+    m_pendingUser.clear();
+    if (m_chat->isChecked()) {
+        if (!m_system->text().trimmed().isEmpty()) job.chat.emplace_back(QStringLiteral("system"), m_system->text());
+        job.chat.insert(job.chat.end(), m_history.begin(), m_history.end());
+        m_pendingUser = job.prompt;
+        job.chat.emplace_back(QStringLiteral("user"), job.prompt);
+    }
     m_diff->clear();
     m_status->setText(job.concurrent ? tr("Running A and B at once…") : tr("Running A, then B…"));
     m_controller.start(job);
@@ -171,7 +219,7 @@ void PlaygroundPage::runBoth() {
 void PlaygroundPage::refreshSide(const QString& label) {
     const Side& w = label == QLatin1String("a") ? m_a : m_b;
     const SideState& s = m_controller.side(label.toStdString());
-    w.output->setPlainText(m_prompt->toPlainText() + s.text);
+    w.output->setPlainText(m_chat->isChecked() ? s.text : m_prompt->toPlainText() + s.text);
     w.output->moveCursor(QTextCursor::End);
     const double ttft = s.outcome ? s.outcome->ttftMs : s.ttftMs();
     QString stats = tr("TTFT %1   tokens/s %2   tokens %3")
@@ -195,6 +243,14 @@ void PlaygroundPage::refreshSide(const QString& label) {
     w.stats->setText(stats);
     w.badges->setText(badges.join(QLatin1Char(' ')));
     w.sparkline->setValues(s.gapsMs());
+}
+
+void PlaygroundPage::showTranscript() {
+    QString html;
+    for (const auto& [role, content] : m_history)
+        html += QStringLiteral("<p><b>%1:</b> %2</p>").arg(role.toHtmlEscaped(), content.toHtmlEscaped());
+    m_transcript->setHtml(html);
+    m_transcript->moveCursor(QTextCursor::End);
 }
 
 void PlaygroundPage::showDiff() {

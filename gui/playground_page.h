@@ -5,7 +5,12 @@
 
 #include <QWidget>
 
+#include <utility>
+#include <vector>
+
+class QCheckBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QRadioButton;
@@ -18,7 +23,10 @@ class CandidateEditor;
 class Sparkline;
 
 // UI thread. Widgets are named "playground.<name>" (prompt, run, stop, concurrent,
-// max_tokens, output.a/b, stats.a/b, badges.a/b, sparkline.a/b, diff, status).
+// max_tokens, output.a/b, stats.a/b, badges.a/b, sparkline.a/b, diff, status, and for chat
+// mode chat, system, new_chat, transcript). In chat mode the prompt box holds the user's next
+// message; both candidates get the whole conversation in the model's chat template, and A's
+// reply becomes the assistant's turn.
 class PlaygroundPage : public QWidget {
     Q_OBJECT
 public:
@@ -48,6 +56,7 @@ private:
     void refreshSide(const QString& label);
     void showDiff();
     void updateEmptyState();
+    void showTranscript();
 
     PlaygroundController m_controller;
     QString m_dbPath;
@@ -60,6 +69,12 @@ private:
     QLabel* m_status;
     Side m_a{}, m_b{};
     QTextBrowser* m_diff;
+    QCheckBox* m_chat;
+    QLineEdit* m_system;
+    QPushButton* m_newChat;
+    QTextBrowser* m_transcript;
+    std::vector<std::pair<QString, QString>> m_history; // finished turns (role, content)
+    QString m_pendingUser;                                // the user turn of the run in progress
 };
 
 } // namespace mb::gui
