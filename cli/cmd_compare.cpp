@@ -325,19 +325,27 @@ void runCompare(const CompareArgs& a) {
     std::vector<lab::WorkloadRequest> requests;
     if (!a.prompts.empty()) {
         requireReadableFile(a.prompts, "prompt file");
+        bool usedChat = false;
+        std::string chatNote;
         try {
             // Chat messages in the model's template (one rendering for embedded and remote targets:
             // both get these ids).
             const engine::ChatTemplateChoice chat = engine::chatTemplateOf(header);
-            if (!chat.note.empty()) std::cerr << "compare: note: " << chat.note << '\n';
+            const lab::ChatTokenize render = lab::chatTokenizeFor(*tokenizer, chat.family);
             requests = lab::loadPromptFile(
                 a.prompts, [&](const std::string& text) { return tokenizer->encode(text, tokenizer->vocab().addBos); },
-                a.maxTokens, lab::chatTokenizeFor(*tokenizer, chat.family));
+                a.maxTokens, [&](const std::vector<engine::ChatMessage>& messages) {
+                    usedChat = true;
+                    return render(messages);
+                });
+            chatNote = chat.note;
         } catch (const std::exception& e) {
             throw UsageError(e.what());
         }
         if (requests.empty()) throw UsageError(a.prompts + " holds no prompts");
         spec = promptFileSpec(a, requests);
+        // The template note matters only when the file held messages, and follows the option checks.
+        if (usedChat && !chatNote.empty()) std::cerr << "compare: note: " << chatNote << '\n';
         lab::Rng rng(spec.seed);
         const auto times = lab::arrivalTimesMs(spec.arrival, requests.size(), rng);
         for (size_t i = 0; i < requests.size(); ++i) requests[i].arrivalMs = times[i];
