@@ -90,7 +90,7 @@ void runMigrate(const MigrateArgs& a) {
                 for (const auto& [index, l] : byIndex) lengths.push_back(l);
             }
             if (lengths.empty()) throw UsageError("no prompts to assess (give --prompts FILE)");
-            lab::assessContext(s, lab::promptLengthHistogram(lengths));
+            lab::assessContext(s, lab::promptLengthHistogram(lengths, s.contextCap));
             break;
         }
         case lab::MigrationNode::D: {

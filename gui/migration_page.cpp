@@ -226,7 +226,7 @@ template <typename F> void MigrationPage::transition(F&& step) {
 }
 
 void MigrationPage::assessPrompts(const std::vector<int64_t>& lengths) {
-    const lab::PromptHistogram h = lab::promptLengthHistogram(lengths);
+    const lab::PromptHistogram h = lab::promptLengthHistogram(lengths, m_state ? m_state->contextCap : lab::kFastContextCap);
     try {
         lab::assessContext(*m_state, h);
     } catch (const std::exception& e) {

@@ -252,7 +252,7 @@ std::vector<std::string> firedTriggers(const RollbackTrigger& t, const MonitorRe
     std::vector<std::string> fired;
     if (t.hitRateFloor > 0 && m.hitRate < t.hitRateFloor)
         fired.push_back("prefix hit rate " + num(m.hitRate, 3) + " is below the floor " + num(t.hitRateFloor, 3));
-    for (const auto& c : m.p99)
+    for (const auto& c : m.slo) // each bound at its own percentile
         if (!c.met)
             fired.push_back(c.measured ? c.key + " " + num(c.measuredMs, 1) + " ms is above the SLO " +
                                              num(c.limitMs, 0) + " ms"
@@ -268,8 +268,17 @@ bool Checklist::complete() const {
 MigrationState startMigration(const SelectionResult& sel, const Requirements& req, const std::string& fastProfileJson) {
     MigrationState s;
     s.overCapTolerance = req.inputs.overCapTolerance;
-    for (const auto& c : sel.scores)
-        if (c.mode == Mode::Fast) s.trigger.hitRateFloor = kHitRateFloorShare * c.hitRate;
+    s.statedMaxInput = req.inputs.maxTokens;
+    if (sel.verdict == Verdict::Recommended && sel.recommendation == Mode::Regular)
+        s.regularBecause = "the selection recommends regular mode (" + sel.headline + ")";
+    for (const auto& c : sel.scores) {
+        if (c.mode == Mode::Fast) {
+            s.trigger.hitRateFloor = kHitRateFloorShare * c.hitRate;
+            if (c.contextCap > 0) s.contextCap = c.contextCap;
+        } else {
+            s.regularSlo = c.slo;
+        }
+    }
     s.batching = batchingOfProfile(fastProfileJson);
     s.checklist.monitoringMetrics = sel.monitoring;
     s.checklist.warmupPlan = "preload the weights and prime the shared prefixes before taking traffic; "
@@ -287,7 +296,15 @@ void assessContext(MigrationState& s, const PromptHistogram& h) {
     enter(s, N::B);
     const std::string counts = std::to_string(h.overCap) + " of " + std::to_string(h.count) + " prompts (" +
                                num(100 * h.share, 1) + "%) exceed " + std::to_string(h.cap) + " tokens";
-    if (inputsExceedCap(h, s.overCapTolerance)) {
+    if (!s.regularBecause.empty()) {
+        enter(s, N::C);
+        s.lastNote = s.regularBecause + "; " + counts + ": keep regular mode";
+    } else if (s.statedMaxInput && *s.statedMaxInput > s.contextCap) {
+        enter(s, N::C);
+        s.lastNote = "the stated longest input, " + std::to_string(*s.statedMaxInput) +
+                     " tokens, exceeds fast mode's effective cap of " + std::to_string(s.contextCap) + " (" + counts +
+                     "): keep regular mode";
+    } else if (inputsExceedCap(h, s.overCapTolerance)) {
         enter(s, N::C);
         s.lastNote = counts + ", over the tolerance: keep regular mode";
     } else {
@@ -337,7 +354,14 @@ void recordMonitoring(MigrationState& s, const MonitorResult& m, const Requireme
         for (const auto& f : fired) why += "; " + f;
         return rollBack(s, why);
     }
-    s.proposals.push_back(proposeBatching(s.batching, m, req));
+    BatchingProposal next = proposeBatching(s.batching, m, req);
+    if (next.to.maxBatch == next.from.maxBatch && next.to.dynamic == next.from.dynamic &&
+        next.to.maxBatchTokens == next.from.maxBatchTokens && next.to.maxWaitMs == next.from.maxWaitMs) {
+        std::string why = "no batching knob left to move (" + next.reason + ")";
+        for (const auto& f : fired) why += "; " + f;
+        return rollBack(s, why + "; the SLO needs another precision or a faster device");
+    }
+    s.proposals.push_back(std::move(next));
     enter(s, N::I);
     std::string why = "SLO missed";
     if (sloMet(m)) {
@@ -361,8 +385,19 @@ void rollBack(MigrationState& s, const std::string& reason) {
     require(s, {N::F, N::G, N::I}, "rolling back");
     s.rolledBack = true;
     s.rollbackReason = reason;
+    // Regular's own figures against the same bounds, so the fallback is not mistaken for a fix.
+    std::string regular;
+    for (const auto& c : s.regularSlo)
+        if (c.measured)
+            regular += (regular.empty() ? "" : ", ") + c.key + " " + num(c.measuredMs, 1) + " ms vs " +
+                       num(c.limitMs, 0) + " ms" + (c.met ? "" : " (missed)");
+    const bool regularMisses = std::any_of(s.regularSlo.begin(), s.regularSlo.end(),
+                                           [](const SloCheck& c) { return c.measured && !c.met; });
+    if (!regular.empty())
+        s.rollbackReason += "; regular mode measured " + regular +
+                            (regularMisses ? ": it also misses this SLO" : ": it meets this SLO");
     enter(s, N::C);
-    s.lastNote = "rolled back to regular mode: " + reason;
+    s.lastNote = "rolled back to regular mode: " + s.rollbackReason;
 }
 
 } // namespace mb::lab

@@ -83,7 +83,7 @@ struct MonitorResult {
     int64_t runId = 0; // the run it was measured in, 0 when not stored
     double hitRate = 0;
     std::vector<SloCheck> slo; // every requirement bound against this pass
-    std::vector<SloCheck> p99; // per SLO metric: its p99 against the metric's largest limit
+    std::vector<SloCheck> p99; // per SLO metric: its p99 against the metric's largest limit (shown, not a trigger)
     double queueP95Ms = 0, ttftP95Ms = 0;
     double meanPromptTokens = 0, requestsPerS = 0;
     int64_t requests = 0;
@@ -137,9 +137,10 @@ BatchingKnobs batchingOfProfile(const std::string& profileJson);
 // run); a text that is not a JSON object becomes {"base": "fast"} plus the knobs.
 std::string profileWithBatching(const std::string& profileJson, const BatchingKnobs& knobs);
 
-// Rollback triggers: hit rate below the floor, a p99 above its SLO. At G a fired hit-rate
-// trigger rolls back at once (even with every SLO met); a fired p99 trigger is a miss that
-// batching may fix, so it loops through I and rolls back after the last allowed adjustment.
+// Rollback triggers: hit rate below the floor, an SLO missed at its own percentile (a p95
+// bound is checked at p95). At G a fired hit-rate trigger rolls back at once (even with
+// every SLO met); a missed SLO is what batching may fix, so it loops through I and rolls
+// back after the last allowed adjustment, or at once when no batching knob is left to move.
 struct RollbackTrigger {
     double hitRateFloor = 0;
 };
@@ -161,6 +162,13 @@ struct MigrationState {
     bool rolledBack = false;
     std::string rollbackReason;
     double overCapTolerance = 0;
+    // From the selection: why it recommends regular ("" when it does not; then A -> B -> C),
+    // fast's effective context cap (min of profile cap and model context) and the stated
+    // longest input, which node A checks; regular's measured SLO checks, quoted on rollback.
+    std::string regularBecause;
+    int64_t contextCap = kFastContextCap;
+    std::optional<int64_t> statedMaxInput;
+    std::vector<SloCheck> regularSlo;
     RollbackTrigger trigger;
     std::optional<PromptHistogram> histogram;
     std::optional<WarmupResult> warmup;
@@ -173,15 +181,18 @@ struct MigrationState {
     bool finished() const { return node == MigrationNode::C || node == MigrationNode::H; }
 };
 
-// A walk-through for a selection: its requirements' tolerance, the rollback floor from
-// the measured fast hit rate, the fast candidate's batching knobs, and a checklist filled
-// from the selection's monitoring list.
+// A walk-through for a selection: its requirements' tolerance and stated longest input, the
+// selection's verdict (a regular recommendation walks A -> B -> C), fast's effective cap, the
+// rollback floor from the measured fast hit rate, the fast candidate's batching knobs, and a
+// checklist filled from the selection's monitoring list.
 MigrationState startMigration(const SelectionResult& selection, const Requirements& req,
                               const std::string& fastProfileJson);
 
 // The transitions. Each checks that the state is at the node it belongs to (else
 // MigrationError) and moves along the flowchart's edges.
-void assessContext(MigrationState& s, const PromptHistogram& h); // A → B → C or D
+// A → B → C or D. Build `h` with s.contextCap; a stated longest input over the cap, or a
+// selection that recommends regular, goes to C with the reason.
+void assessContext(MigrationState& s, const PromptHistogram& h);
 void recordWarmup(MigrationState& s, const WarmupResult& w);     // D → E (stays at D if the check fails)
 void enableFast(MigrationState& s);                              // E → F
 // F → G → H (every SLO met, no trigger fired), I or C

@@ -58,6 +58,14 @@ nlohmann::ordered_json toJson(const MigrationState& s) {
     j["rollback_reason"] = s.rollbackReason;
     j["over_cap_tolerance"] = s.overCapTolerance;
     j["hit_rate_floor"] = s.trigger.hitRateFloor;
+    j["regular_because"] = s.regularBecause;
+    j["context_cap"] = s.contextCap;
+    j["stated_max_input"] = s.statedMaxInput ? OJson(*s.statedMaxInput) : OJson(nullptr);
+    OJson regular = OJson::array();
+    for (const auto& c : s.regularSlo)
+        regular.push_back({{"key", c.key}, {"limit_ms", c.limitMs}, {"measured_ms", c.measuredMs}, {"met", c.met},
+                           {"measured", c.measured}});
+    j["regular_slo"] = regular;
     if (s.histogram) {
         OJson bins = OJson::array();
         for (const auto& b : s.histogram->bins) bins.push_back({{"up_to", b.upTo}, {"count", b.count}});
@@ -114,6 +122,16 @@ MigrationState migrationFromJson(const nlohmann::json& j) {
         s.rollbackReason = j.at("rollback_reason").get<std::string>();
         s.overCapTolerance = j.at("over_cap_tolerance").get<double>();
         s.trigger.hitRateFloor = j.at("hit_rate_floor").get<double>();
+        // Absent in walk-throughs saved before these fields: the old defaults.
+        s.regularBecause = j.value("regular_because", std::string());
+        s.contextCap = j.value("context_cap", kFastContextCap);
+        if (j.contains("stated_max_input") && !j["stated_max_input"].is_null())
+            s.statedMaxInput = j["stated_max_input"].get<int64_t>();
+        if (j.contains("regular_slo"))
+            for (const auto& c : j["regular_slo"])
+                s.regularSlo.push_back({c.at("key").get<std::string>(), c.at("limit_ms").get<double>(),
+                                        c.at("measured_ms").get<double>(), c.at("met").get<bool>(),
+                                        c.at("measured").get<bool>()});
         if (const auto& h = j.at("histogram"); !h.is_null()) {
             PromptHistogram ph;
             for (const auto& b : h.at("bins")) ph.bins.push_back({b.at("up_to").get<int64_t>(), b.at("count").get<int64_t>()});

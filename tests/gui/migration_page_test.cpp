@@ -59,7 +59,7 @@ struct FakeWalk {
         follow();
     }
     void follow() {
-        page->follow(selectionId, runId, lab::SelectionResult{}, lab::Requirements{});
+        page->follow(selectionId, runId, test::fastRecommendation(), lab::Requirements{});
         ASSERT_TRUE(waitForState(*page));
         ASSERT_EQ(page->state()->node, N::A);
     }
@@ -180,7 +180,7 @@ TEST(MigrationPage, WarmupAndMonitoringReplayTheRunsOwnPrompts) {
     StoreClient store;
     ASSERT_TRUE(test::openStore(store, path));
     MigrationPage page(&engine, &store);
-    page.follow(selectionId, runId, lab::SelectionResult{}, lab::Requirements{}); // no prompt file in them
+    page.follow(selectionId, runId, test::fastRecommendation(), lab::Requirements{}); // no prompt file in them
     ASSERT_TRUE(waitForState(page));
     for (int step = 0; step < 5 && !page.state()->finished() && page.state()->monitoring.empty(); ++step) {
         const auto before = page.state()->path.size();

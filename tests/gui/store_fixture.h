@@ -4,6 +4,7 @@
 #include "db/db_test_util.h"
 #include "db/run_store.h"
 #include "gui/store_client.h"
+#include "lab/selection.h"
 
 #include <QSignalSpy>
 
@@ -18,6 +19,14 @@ inline db::StoredSelection selectionOf(std::vector<int64_t> runIds) {
     s.requirementsJson = R"({"slo":{"ttft_ms":{"p95":3000}}})";
     s.resultJson = R"({"recommendation":"fast"})";
     return s;
+}
+
+// A selection result that recommends fast mode, so a migration walks past node B.
+inline lab::SelectionResult fastRecommendation() {
+    lab::SelectionResult r;
+    r.recommendation = lab::Mode::Fast;
+    r.headline = "fast mode";
+    return r;
 }
 
 // Opens `path` on the store thread and waits for it; false when it did not open.
