@@ -4,6 +4,8 @@
 #include "lab/requirements.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace mb::lab {
@@ -16,7 +18,8 @@ PriceSheet parsePriceSheet(const nlohmann::json& j) {
     using namespace json_check;
     constexpr double kInf = std::numeric_limits<double>::max();
     requireObject(j, kWhat, "");
-    rejectUnknownKeys(j, {"currency", "per_million", "accelerator_hour", "base_fee", "tiers"}, kWhat, "");
+    rejectUnknownKeys(j, {"currency", "per_million", "accelerator_hour", "base_fee", "tiers", "tiers_apply"}, kWhat,
+                      "");
     PriceSheet p;
     if (j.contains("currency")) {
         if (!j["currency"].is_string() || j["currency"].get<std::string>().empty())
@@ -37,6 +40,13 @@ PriceSheet parsePriceSheet(const nlohmann::json& j) {
     if (j.contains("accelerator_hour"))
         p.acceleratorHour = number(j["accelerator_hour"], kWhat, "accelerator_hour", 0, kInf);
     if (j.contains("base_fee")) p.baseFee = number(j["base_fee"], kWhat, "base_fee", 0, kInf);
+    if (j.contains("tiers_apply")) {
+        const auto& t = j["tiers_apply"];
+        if (t == "whole") p.tiersApply = PriceSheet::TiersApply::Whole;
+        else if (t != "above")
+            throw RequirementsError("prices: tiers_apply: expected \"above\" (the tokens above each threshold) or "
+                                    "\"whole\" (the whole volume once over it)");
+    }
     if (j.contains("tiers")) {
         if (!j["tiers"].is_array()) throw RequirementsError("prices: tiers: expected an array");
         for (size_t i = 0; i < j["tiers"].size(); ++i) {
@@ -68,7 +78,12 @@ nlohmann::ordered_json toJson(const PriceSheet& p) {
             {"per_million", {{"input", p.input}, {"cached_input", p.cachedInput}, {"output", p.output}}},
             {"accelerator_hour", p.acceleratorHour},
             {"base_fee", p.baseFee},
-            {"tiers", tiers}};
+            {"tiers", tiers},
+            {"tiers_apply", tiersApplyName(p.tiersApply)}};
+}
+
+const char* tiersApplyName(PriceSheet::TiersApply t) {
+    return t == PriceSheet::TiersApply::Whole ? "whole" : "above";
 }
 
 CostProjection projectMonthlyCost(const PriceSheet& p, const Volume& v) {
@@ -84,7 +99,11 @@ CostProjection projectMonthlyCost(const PriceSheet& p, const Volume& v) {
     c.outputCost = c.outputTokens * p.output / 1e6;
     const double list = c.inputCost + c.cachedInputCost + c.outputCost;
     const double tokens = c.inputTokens + c.outputTokens;
-    if (tokens > 0) {
+    if (tokens > 0 && p.tiersApply == PriceSheet::TiersApply::Whole) {
+        // The highest tier reached discounts the whole volume.
+        for (const auto& t : p.tiers)
+            if (tokens > t.aboveTokens) c.tierDiscount = list * t.discount;
+    } else if (tokens > 0) {
         const double blended = list / tokens;
         for (size_t i = 0; i < p.tiers.size(); ++i) {
             const double from = p.tiers[i].aboveTokens;
@@ -118,6 +137,67 @@ nlohmann::ordered_json toJson(const CostProjection& c) {
             {"base_fee", c.baseFee},
             {"total", c.total},
             {"per_million_tokens", c.perMillionTokens}};
+}
+
+CostProjection costProjectionFromJson(const nlohmann::json& j) {
+    CostProjection c;
+    c.currency = j.at("currency").get<std::string>();
+    c.inputTokens = j.at("input_tokens").get<double>();
+    c.cachedInputTokens = j.at("cached_input_tokens").get<double>();
+    c.uncachedInputTokens = j.at("uncached_input_tokens").get<double>();
+    c.outputTokens = j.at("output_tokens").get<double>();
+    c.inputCost = j.at("input_cost").get<double>();
+    c.cachedInputCost = j.at("cached_input_cost").get<double>();
+    c.outputCost = j.at("output_cost").get<double>();
+    c.tierDiscount = j.at("tier_discount").get<double>();
+    c.acceleratorHours = j.at("accelerator_hours").get<double>();
+    c.acceleratorCost = j.at("accelerator_cost").get<double>();
+    c.baseFee = j.at("base_fee").get<double>();
+    c.total = j.at("total").get<double>();
+    c.perMillionTokens = j.at("per_million_tokens").get<double>();
+    return c;
+}
+
+std::string groupedNumber(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(v));
+    const std::string digits = buf;
+    const size_t whole = std::min(digits.find('.'), digits.size());
+    std::string out = v < 0 && digits.find_first_not_of("0.") != std::string::npos ? "-" : "";
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && i < whole && (whole - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+namespace {
+std::string money(double v, const std::string& cur) {
+    return groupedNumber(v, 2) + " " + cur;
+}
+} // namespace
+
+std::vector<std::string> costFormulaLines(const PriceSheet& p, const CostProjection& c) {
+    const std::string& cur = c.currency;
+    auto term = [&](const char* what, double tokens, double price, double cost) {
+        return std::string(what) + " " + groupedNumber(tokens, 0) + " tokens × " + groupedNumber(price, 4) + " " + cur +
+               "/M = " + money(cost, cur);
+    };
+    std::vector<std::string> lines{term("uncached input", c.uncachedInputTokens, p.input, c.inputCost),
+                                   term("cached input", c.cachedInputTokens, p.cachedInput, c.cachedInputCost),
+                                   term("output", c.outputTokens, p.output, c.outputCost)};
+    if (c.tierDiscount > 0)
+        lines.push_back(std::string("tier discount (") + tiersApplyName(p.tiersApply) +
+                        (p.tiersApply == PriceSheet::TiersApply::Whole ? ": the whole volume at the highest tier reached"
+                                                                       : ": the tokens above each threshold") +
+                        ") − " + money(c.tierDiscount, cur));
+    if (c.acceleratorHours > 0)
+        lines.push_back("accelerator " + groupedNumber(c.acceleratorHours, 1) + " h × " + money(p.acceleratorHour, cur) +
+                        "/h = " + money(c.acceleratorCost, cur));
+    if (c.baseFee > 0) lines.push_back("base fee " + money(c.baseFee, cur));
+    lines.push_back("total " + money(c.total, cur) + " a month (" + groupedNumber(c.perMillionTokens, 4) + " " + cur +
+                    " per million tokens)");
+    return lines;
 }
 
 } // namespace mb::lab

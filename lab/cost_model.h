@@ -6,8 +6,11 @@
 //   output     O = requests × output_tokens_per_request
 //   list       L = (Iu·p_input + Ic·p_cached_input + O·p_output) / 1e6
 //   tokens     T = I + O; blended price b = L / T per token
-//   tiers      each tier discounts the tokens above its threshold, up to the next tier's
-//              threshold (marginal, like tax brackets): token charge = Σ_bands n_band·b·(1 − d_band)
+//   tiers      "tiers_apply": "above" (default): each tier discounts the tokens above its
+//              threshold, up to the next tier's (marginal, like tax brackets):
+//              discount = Σ_bands n_band·b·d_band;
+//              "whole": the highest tier whose threshold T exceeds discounts every token:
+//              discount = L·d_highest reached
 //   hardware   H = accelerator_hour × requests / measured_requests_per_s / 3600
 //   total      = base_fee + token charge + H;   per million tokens = total / T × 1e6
 #pragma once
@@ -32,7 +35,9 @@ struct PriceSheet {
         double discount = 0;    // fraction off, [0, 1)
     };
     std::vector<Tier> tiers; // strictly increasing aboveTokens
+    enum class TiersApply { Above, Whole } tiersApply = TiersApply::Above;
 };
+const char* tiersApplyName(PriceSheet::TiersApply t); // "above", "whole"
 
 // Unknown keys and impossible values throw RequirementsError naming the key
 // ("prices: per_million.input: ..."). Every key is optional; prices default to 0.
@@ -62,5 +67,14 @@ struct CostProjection {
 
 CostProjection projectMonthlyCost(const PriceSheet& prices, const Volume& volume);
 nlohmann::ordered_json toJson(const CostProjection& c);
+CostProjection costProjectionFromJson(const nlohmann::json& j); // toJson's output back
+
+// A number with thousands separators and `decimals` places: 2410.5, 1 -> "2,410.5". The
+// selection's texts use it too.
+std::string groupedNumber(double v, int decimals);
+
+// The projection written out as its formula with the sheet's prices and the currency, one
+// line per term ("uncached input 270,000,000 tokens × 0.2 CNY/M = 54.00 CNY").
+std::vector<std::string> costFormulaLines(const PriceSheet& prices, const CostProjection& c);
 
 } // namespace mb::lab

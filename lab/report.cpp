@@ -368,19 +368,35 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
                       {"mode", "input tokens", "cached share", "input", "cached input", "output", "accelerator",
                        "base fee", "tier discount", "total", "per million tokens"},
                       {}};
+        auto row = [](const std::string& label, const CostProjection& p) {
+            return std::vector<std::string>{label, num(p.inputTokens, 0),
+                                            num(p.inputTokens > 0 ? p.cachedInputTokens / p.inputTokens : 0, 3),
+                                            num(p.inputCost, 2), num(p.cachedInputCost, 2), num(p.outputCost, 2),
+                                            num(p.acceleratorCost, 2), num(p.baseFee, 2), num(p.tierDiscount, 2),
+                                            num(p.total, 2), num(p.perMillionTokens, 4)};
+        };
         for (const auto& s : sel->result.scores) {
             const CostProjection& p = *s.cost;
             cost.series.push_back({modeName(s.mode),
                                    {{0, p.inputCost}, {1, p.cachedInputCost}, {2, p.outputCost}, {3, p.acceleratorCost},
                                     {4, p.baseFee}, {5, -p.tierDiscount}, {6, p.total}}});
-            t.rows.push_back({modeName(s.mode), num(p.inputTokens, 0),
-                              num(p.inputTokens > 0 ? p.cachedInputTokens / p.inputTokens : 0, 3), num(p.inputCost, 2),
-                              num(p.cachedInputCost, 2), num(p.outputCost, 2), num(p.acceleratorCost, 2),
-                              num(p.baseFee, 2), num(p.tierDiscount, 2), num(p.total, 2), num(p.perMillionTokens, 4)});
+            t.rows.push_back(row(modeName(s.mode), p));
+        }
+        // Reference rows: the same month with no cache hits and with every input cached.
+        for (const auto& s : sel->result.scores) {
+            if (s.costNoHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 0% hits", *s.costNoHits));
+            if (s.costAllHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 100% hits", *s.costAllHits));
         }
         rep.charts.push_back(std::move(cost));
         charts.chartIds.push_back("cost");
         charts.tables.push_back(std::move(t));
+        if (sel->result.prices)
+            for (const auto& s : sel->result.scores) {
+                std::string formula = std::string("Cost of ") + modeName(s.mode) + ": ";
+                const auto lines = costFormulaLines(*sel->result.prices, *s.cost);
+                for (size_t i = 0; i < lines.size(); ++i) formula += (i ? "; " : "") + lines[i];
+                charts.paragraphs.push_back(formula + ".");
+            }
     }
     rep.sections.push_back(std::move(charts));
 

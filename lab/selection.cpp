@@ -299,6 +299,7 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
     SelectionResult result;
     for (const auto& run : runs) result.runIds.push_back(run.id);
     result.inputs = w.fastInputs;
+    result.prices = prices;
 
     // One decision over a sample of each pooled side's requests.
     auto decideOn = [&](const std::vector<size_t>& fs, const std::vector<size_t>& rs, CandidateScore& cf,
@@ -366,6 +367,10 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
                                "the selection rests on one run per candidate: run-to-run variation is not measured, "
                                "so no confidence figure is given; repeat the comparison (compare --repeat 3) and pass "
                                "every run to select");
+    if (prices && !req.monthly.requests)
+        result.warnings.push_back("monthly.requests is not stated: the month is costed as the runs' own " +
+                                  std::to_string(cf.requests) +
+                                  " requests; state the team's volume in the requirements' monthly.requests");
     conclude(result, perRun.size(), prices.has_value());
     return result;
 }

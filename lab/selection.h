@@ -98,6 +98,8 @@ struct CandidateScore {
     double requestsPerS = 0;
     double inputTokensPerRequest = 0, outputTokensPerRequest = 0; // measured means (Ok)
     std::optional<CostProjection> cost; // with a price sheet
+    // The same month at 0% and 100% cache hits (reference rows beside the measured rate).
+    std::optional<CostProjection> costNoHits, costAllHits;
     bool hotUpdates = false, customBatching = false; // what the profile supports
     std::string precision; // the profile's precision ("mixed", "native", ...)
     // Context: the effective cap, and the workload's inputs (stated or measured) over it.
@@ -153,6 +155,7 @@ struct SelectionResult {
         double latency = 0, cost = 0, features = 0; // normalised, as used
     } weights;
     InputLengths inputs;
+    std::optional<PriceSheet> prices; // the sheet the costs used (report formulas)
     std::vector<std::string> monitoring; // what a fast deployment must watch
     std::vector<int64_t> runIds;
 

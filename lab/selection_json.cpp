@@ -49,25 +49,6 @@ OJson scoreJson(const CandidateScore& c) {
             {"spread", spread}};
 }
 
-CostProjection costFromJson(const nlohmann::json& j) {
-    CostProjection c;
-    c.currency = j.at("currency").get<std::string>();
-    c.inputTokens = j.at("input_tokens").get<double>();
-    c.cachedInputTokens = j.at("cached_input_tokens").get<double>();
-    c.uncachedInputTokens = j.at("uncached_input_tokens").get<double>();
-    c.outputTokens = j.at("output_tokens").get<double>();
-    c.inputCost = j.at("input_cost").get<double>();
-    c.cachedInputCost = j.at("cached_input_cost").get<double>();
-    c.outputCost = j.at("output_cost").get<double>();
-    c.tierDiscount = j.at("tier_discount").get<double>();
-    c.acceleratorHours = j.at("accelerator_hours").get<double>();
-    c.acceleratorCost = j.at("accelerator_cost").get<double>();
-    c.baseFee = j.at("base_fee").get<double>();
-    c.total = j.at("total").get<double>();
-    c.perMillionTokens = j.at("per_million_tokens").get<double>();
-    return c;
-}
-
 CandidateScore scoreFromJson(Mode mode, const nlohmann::json& j, const nlohmann::json& cost) {
     CandidateScore c;
     c.mode = mode;
@@ -112,7 +93,11 @@ CandidateScore scoreFromJson(Mode mode, const nlohmann::json& j, const nlohmann:
     c.outputTokensPerRequest = j.at("output_tokens_per_request").get<double>();
     c.hotUpdates = j.at("supports").at("hot_updates").get<bool>();
     c.customBatching = j.at("supports").at("custom_batching").get<bool>();
-    if (!cost.is_null()) c.cost = costFromJson(cost);
+    if (!cost.is_null()) c.cost = costProjectionFromJson(cost);
+    if (!cost.is_null() && cost.contains("reference")) {
+        c.costNoHits = costProjectionFromJson(cost["reference"].at("no_hits"));
+        c.costAllHits = costProjectionFromJson(cost["reference"].at("all_hits"));
+    }
     return c;
 }
 
@@ -146,11 +131,15 @@ nlohmann::ordered_json toJson(const SelectionResult& r) {
     OJson scores, cost;
     for (const auto& s : r.scores) {
         scores[modeName(s.mode)] = scoreJson(s);
-        cost[modeName(s.mode)] = s.cost ? toJson(*s.cost) : OJson();
+        OJson one = s.cost ? OJson(toJson(*s.cost)) : OJson();
+        if (s.cost && s.costNoHits && s.costAllHits)
+            one["reference"] = {{"no_hits", toJson(*s.costNoHits)}, {"all_hits", toJson(*s.costAllHits)}};
+        cost[modeName(s.mode)] = one;
     }
     scores["weights"] = {{"latency", r.weights.latency}, {"cost", r.weights.cost}, {"features", r.weights.features}};
     j["scores"] = scores;
     const bool priced = !r.scores.empty() && r.scores.front().cost.has_value();
+    if (priced && r.prices) cost["prices"] = toJson(*r.prices);
     j["cost"] = priced ? cost : OJson();
     j["inputs"] = {{"source", r.inputs.source},
                    {"prompt_file", r.inputs.promptFile},
@@ -206,6 +195,7 @@ SelectionResult selectionResultFromJson(const nlohmann::json& j) {
         for (Mode m : {Mode::Fast, Mode::Regular})
             r.scores.push_back(scoreFromJson(m, j.at("scores").at(modeName(m)),
                                              cost.is_null() ? nlohmann::json() : cost.at(modeName(m))));
+        if (!cost.is_null() && cost.contains("prices")) r.prices = parsePriceSheet(cost["prices"]);
         const auto& w = j.at("scores").at("weights");
         r.weights = {w.at("latency").get<double>(), w.at("cost").get<double>(), w.at("features").get<double>()};
         const auto& in = j.at("inputs");

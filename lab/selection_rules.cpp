@@ -99,9 +99,18 @@ std::optional<Mode> costRule(const Requirements& req, CandidateScore& fast, Cand
     // An immaterial difference is no difference for the score either.
     fast.costScore = !material || cf <= 0 ? 1.0 : lo / cf;
     regular.costScore = !material || cr <= 0 ? 1.0 : lo / cr;
-    entry.detail = "the same month's traffic costs fast " + grouped(cf, 2) + cur + " (hit rate " + pct(fast.hitRate) +
-                   "), regular " + grouped(cr, 2) + cur + " (hit rate " + pct(regular.hitRate) + "): " + pct(apart) +
-                   " apart, materiality threshold " + pct(req.costMateriality);
+    const std::string volume = req.monthly.requests
+                                   ? grouped(*req.monthly.requests, 0) + " requests a month (stated)"
+                                   : std::to_string(fast.requests) + " requests (the runs' own; monthly.requests not stated)";
+    std::string reference;
+    if (fast.costNoHits && fast.costAllHits)
+        reference = "; for reference, at 0% cache hits " + grouped(fast.costNoHits->total, 2) + cur + " and at 100% " +
+                    grouped(fast.costAllHits->total, 2) + cur;
+    entry.detail = "the same month's traffic (" + volume + ", " + grouped(fast.cost->inputTokens, 0) +
+                   " input tokens at full length" + reference + ") costs fast " + grouped(cf, 2) + cur +
+                   " (hit rate " + pct(fast.hitRate) + "), regular " + grouped(cr, 2) + cur + " (hit rate " +
+                   pct(regular.hitRate) + "): " + pct(apart) + " apart, materiality threshold " +
+                   pct(req.costMateriality);
     if (!material) {
         entry.detail += ": under the threshold, cost cannot decide";
         return std::nullopt;
@@ -123,21 +132,70 @@ std::optional<Mode> costRule(const Requirements& req, CandidateScore& fast, Cand
     return cheaper;
 }
 
+// What a fast deployment must watch, by the team's operations capability: low gets three
+// alerts that each act by rolling back over a sustained window; medium every bound with its
+// p99 and the KV memory; high adds the queue depth to scale on.
+std::vector<std::string> monitoringPlan(OpsCapability ops, const CandidateScore& fast, uint64_t kvPeakFast) {
+    const double floor = kHitRateFloorShare * fast.hitRate;
+    std::vector<std::string> plan;
+    if (ops == OpsCapability::Low) {
+        plan.push_back("roll back to regular when the prefix hit rate stays below " + num(floor, 3) +
+                       " for 10 minutes (measured " + num(fast.hitRate, 3) + ")");
+        const SloCheck* tightest = nullptr;
+        for (const auto& k : fast.slo)
+            if (!tightest || (k.measured && k.limitMs > 0 && tightest->limitMs > 0 &&
+                              k.measuredMs / k.limitMs > tightest->measuredMs / tightest->limitMs))
+                tightest = &k;
+        if (tightest)
+            plan.push_back("roll back to regular when " + tightest->key + " stays above " + num(tightest->limitMs, 0) +
+                           " ms for 10 minutes (measured " + num(tightest->measuredMs, 1) +
+                           " ms, the bound with the least headroom)");
+        plan.push_back("roll back to regular when more than 1% of requests fail or are rejected for 10 minutes");
+        return plan;
+    }
+    plan.push_back("prefix hit rate >= " + num(floor, 3) + " (measured " + num(fast.hitRate, 3) + ")");
+    for (const auto& k : fast.slo)
+        plan.push_back(k.key + " <= " + num(k.limitMs, 0) + " ms (measured " + num(k.measuredMs, 1) +
+                       " ms), with p99 of " + k.key.substr(0, k.key.find('.')) + " alerted");
+    plan.push_back("KV cache memory (peak " + num(double(kvPeakFast) / 1048576.0, 1) + " MiB)");
+    if (ops == OpsCapability::High)
+        plan.push_back("queue depth (modebench_requests_waiting) and KV use (modebench_kv_cache_usage_ratio), the signals to scale replicas out and in");
+    return plan;
+}
+
 TraceEntry operationsRule(const Requirements& req, CandidateScore& fast, uint64_t kvPeakFast,
                           std::vector<std::string>& monitoring) {
-    const double floor = kHitRateFloorShare * fast.hitRate;
-    monitoring.push_back("prefix hit rate >= " + num(floor, 3) + " (measured " + num(fast.hitRate, 3) + ")");
-    for (const auto& k : fast.slo)
-        monitoring.push_back(k.key + " <= " + num(k.limitMs, 0) + " ms (measured " + num(k.measuredMs, 1) +
-                             " ms), with p99 of " + k.key.substr(0, k.key.find('.')) + " alerted");
-    monitoring.push_back("KV cache memory (peak " + num(double(kvPeakFast) / 1048576.0, 1) + " MiB)");
+    monitoring = monitoringPlan(req.opsCapability, fast, kvPeakFast);
     const bool fires = req.opsCapability == OpsCapability::Low;
     fast.opsPenalty = fires ? kLowOpsPenalty : 0.0;
     return {"operations", fires,
             std::string("operations capability ") + opsCapabilityName(req.opsCapability) +
-                (fires ? ": fast mode's score reduced by " + num(kLowOpsPenalty, 2) + "; must be monitored: "
+                (fires ? ": fast mode's score reduced by " + num(kLowOpsPenalty, 2) +
+                             "; a simpler plan of three alerts, each rolling back to regular: "
                        : ": no penalty; fast mode is monitored on: ") +
-                joined(monitoring, "; ") + "."};
+                joined(monitoring, "; ")};
+}
+
+// The operations entry's last sentence: what the penalty did to the decision.
+void penaltyEffect(TraceEntry& ops, const Decision& d, const CandidateScore& fast, const CandidateScore& regular) {
+    if (fast.opsPenalty <= 0) {
+        ops.detail += ".";
+        return;
+    }
+    const double before = fast.total + fast.opsPenalty;
+    const std::string totals = " (fast " + num(fast.total, 3) + " after the penalty, " + num(before, 3) +
+                               " before; regular " + num(regular.total, 3) + ")";
+    if (d.verdict == Verdict::NoneFeasible)
+        ops.detail += "; no candidate is feasible, so the penalty changes the scores only" + totals + ".";
+    else if (d.decidedBy != "score")
+        ops.detail += "; overridden: the " + d.decidedBy + " rule decided, so the penalty changes the scores only" +
+                      totals + ".";
+    else if (before > regular.total + kTieMargin && fast.total <= regular.total)
+        ops.detail += "; the penalty turned the score decision from fast to regular" + totals + ".";
+    else if (std::fabs(before - regular.total) <= kTieMargin && fast.total < regular.total)
+        ops.detail += "; without it the scores would tie: the penalty decides for regular" + totals + ".";
+    else
+        ops.detail += "; the score decision is the same with or without it" + totals + ".";
 }
 
 } // namespace
@@ -238,6 +296,7 @@ Decision decide(const Requirements& req, bool havePrices, const InputLengths& in
          std::string(modeName(w.mode)) + " " + num(w.total, 3) + " vs " + modeName(l.mode) + " " + num(l.total, 3) +
              " (margin " + num(w.total - l.total, 3) + ")");
     d.mode = decided.value_or(Mode::Regular);
+    penaltyEffect(d.trace.back(), d, fast, regular);
     return d;
 }
 

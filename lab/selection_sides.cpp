@@ -190,6 +190,10 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
         v.hitRate = c.hitRate;
         v.requestsPerS = c.requestsPerS;
         c.cost = projectMonthlyCost(*prices, v);
+        v.hitRate = 0;
+        c.costNoHits = projectMonthlyCost(*prices, v);
+        v.hitRate = 1;
+        c.costAllHits = projectMonthlyCost(*prices, v);
     }
     checkFeasibility(c, side, req, workload);
     c.features = featuresScore(c, req);

@@ -27,16 +27,7 @@ std::string pct(double share) {
     return num(100.0 * share, share != 0 && std::fabs(share) < 0.01 ? 2 : 1) + "%";
 }
 
-std::string grouped(double v, int decimals) {
-    const std::string digits = num(std::fabs(v), decimals);
-    const size_t whole = std::min(digits.find('.'), digits.size());
-    std::string out = v < 0 && digits.find_first_not_of("0.") != std::string::npos ? "-" : "";
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && i < whole && (whole - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
+std::string grouped(double v, int decimals) { return groupedNumber(v, decimals); }
 
 // One decimal where it carries information (under 100 ms and not whole), whole milliseconds otherwise.
 std::string ms(double v) { return grouped(v, std::fabs(v) < 100 && v != std::round(v) ? 1 : 0) + " ms"; }

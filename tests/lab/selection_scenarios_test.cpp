@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 using namespace mb::lab;
 using mb::test::Behaviour;
 using mb::test::syntheticRun;
@@ -304,4 +306,83 @@ TEST(SelectionScenarios, MaterialityIsARequirementsField) {
     EXPECT_EQ(parseRequirements(nlohmann::json::parse(toJson(req).dump())).costMateriality, 0.1);
     EXPECT_EQ(requirements(R"({"slo": {"ttft_ms": {"p95": 3000}}})").costMateriality, 0.05);
     EXPECT_THROW(requirements(R"({"slo": {"ttft_ms": {"p95": 3000}}, "cost_materiality": 2})"), RequirementsError);
+}
+
+// Finding 6: the seed's example (100,000 requests a day × 30 days × 100 input tokens, 0.02 vs
+// 0.2 per million for cache hits vs misses) appears exactly in the 0% and 100% reference rows,
+// from the resources' sheet and requirements.
+TEST(SelectionScenarios, SeedCostExampleAtTheReferenceHitRates) {
+    const std::filesystem::path dir = std::filesystem::path(MODEBENCH_SOURCE_DIR) / "resources";
+    const Requirements req = loadRequirements((dir / "requirements" / "seed-cost.json").string());
+    const PriceSheet prices = loadPriceSheet((dir / "prices" / "seed-cache-hits.json").string());
+    Behaviour fast = kFast;
+    fast.cachedTokens = 50;
+    const auto r = select(req, prices, repeats(3, fast, kRegular));
+    for (const auto& c : r.scores) {
+        ASSERT_TRUE(c.costNoHits && c.costAllHits);
+        EXPECT_NEAR(c.costNoHits->total, 60.0, 1e-9);
+        EXPECT_NEAR(c.costAllHits->total, 6.0, 1e-9);
+        EXPECT_NEAR(c.cost->inputTokens, 300e6, 1e-3);
+    }
+    EXPECT_TRUE(has(rule(r, "cost").detail, "for reference, at 0% cache hits 60.00 CNY and at 100% 6.00 CNY"))
+        << rule(r, "cost").detail;
+    // Saved and read back, the rows and the sheet stay; the formula names the currency.
+    const auto back = selectionResultFromJson(nlohmann::json::parse(toJson(r).dump()));
+    ASSERT_TRUE(back.prices && back.score(Mode::Fast).costAllHits);
+    EXPECT_NEAR(back.score(Mode::Fast).costAllHits->total, 6.0, 1e-9);
+    const auto lines = costFormulaLines(*back.prices, *back.score(Mode::Fast).costNoHits);
+    EXPECT_EQ(lines.front(), "uncached input 300,000,000 tokens × 0.2000 CNY/M = 60.00 CNY");
+    EXPECT_EQ(lines.back(), "total 60.00 CNY a month (0.2000 CNY per million tokens)");
+}
+
+// Tier semantics are the sheet's: "above" discounts the tokens over the threshold, "whole"
+// the whole volume once over it.
+TEST(SelectionScenarios, TiersApplyToTheWholeVolumeOrAboveTheThreshold) {
+    auto sheet = [](const char* apply) {
+        return parsePriceSheet(nlohmann::json::parse(
+            std::string(R"({"currency": "CNY", "per_million": {"input": 1.0, "output": 1.0},
+                            "tiers": [{"above_tokens": 100000000, "discount": 0.2}], "tiers_apply": ")") +
+            apply + "\"}"));
+    };
+    Volume v;
+    v.requests = 1.5e6;
+    v.inputTokensPerRequest = 100; // 150 M tokens: 50 M over the threshold
+    const auto above = projectMonthlyCost(sheet("above"), v);
+    const auto whole = projectMonthlyCost(sheet("whole"), v);
+    EXPECT_NEAR(above.tierDiscount, 50e6 * 1e-6 * 0.2, 1e-9); // 10 CNY off
+    EXPECT_NEAR(whole.tierDiscount, 150e6 * 1e-6 * 0.2, 1e-9); // 30 CNY off
+    EXPECT_NEAR(whole.total, 120.0, 1e-9);
+    v.requests = 0.5e6; // under the threshold: no tier applies either way
+    EXPECT_EQ(projectMonthlyCost(sheet("whole"), v).tierDiscount, 0.0);
+    EXPECT_EQ(parsePriceSheet(nlohmann::json::parse(toJson(sheet("whole")).dump())).tiersApply,
+              PriceSheet::TiersApply::Whole);
+    EXPECT_THROW(sheet("some"), RequirementsError);
+    EXPECT_NE(costFormulaLines(sheet("whole"), whole)[3].find("tier discount (whole"), std::string::npos);
+}
+
+// Without a stated monthly volume the month is the run's own requests, and the selection says so.
+TEST(SelectionScenarios, AnUnstatedMonthlyVolumeIsNamed) {
+    const auto prices = parsePriceSheet(nlohmann::json::parse(R"({"per_million": {"input": 0.2, "output": 0.8}})"));
+    const auto r = select(kFinding1, prices, repeats(3, kFast, kRegular));
+    bool warned = false;
+    for (const auto& w : r.warnings) warned = warned || has(w, "monthly.requests is not stated: the month is costed");
+    EXPECT_TRUE(warned);
+    EXPECT_TRUE(has(rule(r, "cost").detail, "requests (the runs' own; monthly.requests not stated)"))
+        << rule(r, "cost").detail;
+}
+
+// Finding 7 (operations): when a rule decides, low capability still lowers fast's score and the
+// trace says which rule overrode it.
+TEST(SelectionScenarios, LowOperationsUnderARuleSaysWhichRuleOverrodeIt) {
+    const auto req =
+        requirements(R"({"slo": {"ttft_ms": {"p95": 1000}, "e2e_ms": {"p99": 10000}}, "ops_capability": "low"})");
+    const auto r = select(req, std::nullopt, repeats(3, kFast, kRegular));
+    EXPECT_EQ(r.decidedBy, "latency");
+    EXPECT_EQ(r.recommendation, Mode::Fast);
+    EXPECT_EQ(r.score(Mode::Fast).opsPenalty, kLowOpsPenalty);
+    const auto& ops = rule(r, "operations");
+    EXPECT_TRUE(ops.fired);
+    EXPECT_TRUE(has(ops.detail, "overridden: the latency rule decided, so the penalty changes the scores only"))
+        << ops.detail;
+    EXPECT_EQ(r.monitoring.size(), 3u);
 }

@@ -197,10 +197,16 @@ TEST(Selection, LowOperationsCapabilityPenalisesFastAndListsMonitoring) {
     EXPECT_EQ(low.score(Mode::Fast).opsPenalty, kLowOpsPenalty);
     EXPECT_EQ(low.score(Mode::Regular).opsPenalty, 0.0);
     const auto& detail = rule(low, "operations").detail;
-    EXPECT_NE(detail.find("must be monitored"), std::string::npos) << detail;
-    EXPECT_NE(detail.find("prefix hit rate >= 0.400 (measured 0.500)"), std::string::npos) << detail;
-    EXPECT_NE(detail.find("KV cache memory"), std::string::npos) << detail;
-    EXPECT_NE(detail.find("e2e_ms.p99"), std::string::npos) << detail;
+    // Low capability: three alerts, each acting by rolling back over a sustained window.
+    EXPECT_NE(detail.find("a simpler plan of three alerts"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("roll back to regular when the prefix hit rate stays below 0.400 for 10 minutes "
+                          "(measured 0.500)"),
+              std::string::npos)
+        << detail;
+    EXPECT_EQ(low.monitoring.size(), 3u);
+    EXPECT_EQ(detail.find("KV cache memory"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("without it the scores would tie: the penalty decides for regular"), std::string::npos)
+        << detail;
     // Identical latency and features: the penalty alone decides for regular.
     EXPECT_EQ(low.decidedBy, "score");
     EXPECT_EQ(low.recommendation, Mode::Regular);
@@ -210,6 +216,16 @@ TEST(Selection, LowOperationsCapabilityPenalisesFastAndListsMonitoring) {
     const auto high = select(req, std::nullopt, {syntheticRun(1, fast, {}, 20)});
     EXPECT_FALSE(rule(high, "operations").fired);
     EXPECT_EQ(high.score(Mode::Fast).opsPenalty, 0.0);
+    // Medium: every bound with its p99, the hit rate and KV memory; high adds the scaling signals.
+    req.opsCapability = OpsCapability::Medium;
+    const auto medium = select(req, std::nullopt, {syntheticRun(1, fast, {}, 20)});
+    const auto& plan = rule(medium, "operations").detail;
+    EXPECT_NE(plan.find("prefix hit rate >= 0.400 (measured 0.500)"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("KV cache memory"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("e2e_ms.p99"), std::string::npos) << plan;
+    EXPECT_GT(medium.monitoring.size(), low.monitoring.size());
+    EXPECT_EQ(high.monitoring.size(), medium.monitoring.size() + 1);
+    EXPECT_NE(high.monitoring.back().find("modebench_requests_waiting"), std::string::npos);
 }
 
 TEST(Selection, FeaturesComeFromTheStoredProfiles) {
