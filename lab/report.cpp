@@ -225,6 +225,18 @@ ReportSection recommendationSection(const std::optional<ReportSelection>& sel) {
                                num(c.costScore, 3), num(c.features, 3), num(c.opsPenalty, 2),
                                c.meetsSlo ? "yes" : "no"});
     s.tables.push_back(std::move(scores));
+    ReportTable quality{"Precision and quality (against the model's F32 output)",
+                        {"mode", "precision", "greedy agreement", "mean KL (nats)", "perplexity ratio", "prompts"},
+                        {}};
+    for (const auto& c : r.scores) {
+        const auto& q = c.quality;
+        quality.rows.push_back({modeName(c.mode), c.precision, q ? num(q->agreement, 3) : "not measured",
+                                q ? num(q->meanKl, 4) : "-",
+                                q && q->referencePerplexity > 0 ? num(q->candidatePerplexity / q->referencePerplexity, 3)
+                                                                : "-",
+                                q ? std::to_string(q->prompts) : "-"});
+    }
+    s.tables.push_back(std::move(quality));
     ReportTable slo{"SLO checks", {"mode", "bound", "limit (ms)", "measured (ms)", "met", "headroom score"}, {}};
     for (const auto& c : r.scores)
         for (const auto& k : c.slo)

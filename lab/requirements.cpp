@@ -128,7 +128,8 @@ Requirements parseRequirements(const nlohmann::json& j) {
     using namespace json_check;
     constexpr double kInf = std::numeric_limits<double>::max();
     requireObject(j, kWhat, "");
-    rejectUnknownKeys(j, {"slo", "inputs", "monthly", "weights", "ops_capability", "cost_materiality", "needs"},
+    rejectUnknownKeys(j,
+                      {"slo", "inputs", "monthly", "weights", "ops_capability", "cost_materiality", "needs", "quality"},
                       kWhat, "");
     Requirements r;
 
@@ -212,6 +213,18 @@ Requirements parseRequirements(const nlohmann::json& j) {
     if (j.contains("cost_materiality"))
         r.costMateriality = json_check::number(j["cost_materiality"], kWhat, "cost_materiality", 0, 1);
 
+    if (j.contains("quality")) {
+        const auto& q = j["quality"];
+        requireObject(q, kWhat, "quality");
+        rejectUnknownKeys(q, {"min_agreement", "max_mean_kl", "max_perplexity_ratio"}, kWhat, "quality.");
+        if (q.contains("min_agreement"))
+            r.quality.minAgreement = number(q["min_agreement"], kWhat, "quality.min_agreement", 0, 1);
+        if (q.contains("max_mean_kl")) r.quality.maxMeanKl = number(q["max_mean_kl"], kWhat, "quality.max_mean_kl", 0, kInf);
+        if (q.contains("max_perplexity_ratio"))
+            r.quality.maxPerplexityRatio =
+                number(q["max_perplexity_ratio"], kWhat, "quality.max_perplexity_ratio", 1, kInf);
+    }
+
     if (j.contains("needs")) {
         const auto& n = j["needs"];
         requireObject(n, kWhat, "needs");
@@ -252,6 +265,13 @@ nlohmann::ordered_json toJson(const Requirements& r) {
     j["ops_capability"] = opsCapabilityName(r.opsCapability);
     j["cost_materiality"] = r.costMateriality;
     j["needs"] = {{"hot_updates", r.needs.hotUpdates}, {"custom_batching", r.needs.customBatching}};
+    if (r.quality.any()) {
+        nlohmann::ordered_json q = nlohmann::ordered_json::object();
+        if (r.quality.minAgreement) q["min_agreement"] = *r.quality.minAgreement;
+        if (r.quality.maxMeanKl) q["max_mean_kl"] = *r.quality.maxMeanKl;
+        if (r.quality.maxPerplexityRatio) q["max_perplexity_ratio"] = *r.quality.maxPerplexityRatio;
+        j["quality"] = std::move(q);
+    }
     return j;
 }
 

@@ -61,6 +61,15 @@ struct Requirements {
     // larger one, [0, 1]; default 5%.
     double costMateriality = 0.05;
 
+    // A quality floor against the model's F32 output (the precision A/B a run measures with
+    // compare --precision-check N): greedy top-1 agreement, mean KL (nats), perplexity ratio.
+    struct Quality {
+        std::optional<double> minAgreement;       // [0, 1]
+        std::optional<double> maxMeanKl;          // >= 0
+        std::optional<double> maxPerplexityRatio; // >= 1: candidate / reference perplexity
+        bool any() const { return minAgreement || maxMeanKl || maxPerplexityRatio; }
+    } quality;
+
     struct Needs {
         bool hotUpdates = false;
         bool customBatching = false;

@@ -10,6 +10,7 @@
 
 #include "lab/cost_model.h"
 #include "lab/metrics.h"
+#include "lab/precision_check.h"
 #include "lab/requirements.h"
 #include "lab/stored_run.h"
 
@@ -102,6 +103,8 @@ struct CandidateScore {
     std::optional<CostProjection> costNoHits, costAllHits;
     bool hotUpdates = false, customBatching = false; // what the profile supports
     std::string precision; // the profile's precision ("mixed", "native", ...)
+    // Its precision A/B against the model's F32 output (the first run that measured one).
+    std::optional<PrecisionCheck> quality;
     // Context: the effective cap, and the workload's inputs (stated or measured) over it.
     int64_t contextCap = 0, profileCap = 0, modelContext = 0; // modelContext 0: unknown
     int64_t inputsOverCap = 0, inputs = 0;

@@ -51,7 +51,48 @@ std::vector<std::string> latencyRemedies(const CandidateScore& c, const Side& si
     return out;
 }
 
+// The quality floor's gaps: each bound the precision A/B misses, or its absence.
+void qualityGaps(CandidateScore& c, const Requirements& req) {
+    const auto& f = req.quality;
+    if (!f.any()) return;
+    const std::string who = modeName(c.mode);
+    if (!c.quality) {
+        c.gaps.push_back(who + " quality not measured: the requirements set a quality floor and no run measured " + who +
+                         "'s precision A/B");
+        c.remedies.push_back("compare --precision-check 8 (the precision A/B against the model's F32 output)");
+        return;
+    }
+    const PrecisionCheck& q = *c.quality;
+    bool missed = false;
+    if (f.minAgreement && q.agreement < *f.minAgreement) {
+        c.gaps.push_back(who + " greedy agreement " + num(q.agreement, 3) + " vs ≥ " + num(*f.minAgreement, 3));
+        missed = true;
+    }
+    if (f.maxMeanKl && q.meanKl > *f.maxMeanKl) {
+        c.gaps.push_back(who + " mean KL " + num(q.meanKl, 4) + " nats vs ≤ " + num(*f.maxMeanKl, 4));
+        missed = true;
+    }
+    if (f.maxPerplexityRatio && perplexityRatio(q) > *f.maxPerplexityRatio) {
+        c.gaps.push_back(who + " perplexity ratio " + num(perplexityRatio(q), 3) + " vs ≤ " +
+                         num(*f.maxPerplexityRatio, 3));
+        missed = true;
+    }
+    if (missed)
+        c.remedies.push_back("a higher precision (" + who + " runs " + c.precision +
+                             "; f16 or f32 weights keep closer to the F32 output)");
+}
+
 } // namespace
+
+std::string qualityText(const PrecisionCheck& q) {
+    return "greedy agreement " + num(q.agreement, 3) + ", mean KL " + num(q.meanKl, 4) + " nats, perplexity ratio " +
+           num(perplexityRatio(q), 3) + " (" + (q.precision.empty() ? std::string("native") : q.precision) + " vs " +
+           q.reference + ", " + std::to_string(q.prompts) + " prompts)";
+}
+
+double perplexityRatio(const PrecisionCheck& q) {
+    return q.referencePerplexity > 0 ? q.candidatePerplexity / q.referencePerplexity : 0.0;
+}
 
 bool inputsOverTolerance(int64_t overCap, int64_t count, int64_t cap, const Requirements& req) {
     const double share = count > 0 ? static_cast<double>(overCap) / static_cast<double>(count) : 0.0;
@@ -98,6 +139,7 @@ void checkFeasibility(CandidateScore& c, const Side& side, const Requirements& r
                                               grouped(static_cast<double>(c.modelContext), 0) + " tokens)"
                                         : "a larger max_context in the " + who + " profile");
     }
+    qualityGaps(c, req);
     c.feasible = c.gaps.empty();
 }
 

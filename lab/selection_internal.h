@@ -35,6 +35,7 @@ struct Side {
     uint64_t kvBytesPeak = 0;
     int64_t profileCap = kFastContextCap;
     int64_t modelContext = 0; // the model's own context (shape "context_length"); 0 unknown
+    std::optional<PrecisionCheck> quality; // the candidate summary's precision A/B
 };
 
 // The workload both candidates are judged on: input lengths (stated prompt file, else the
@@ -65,6 +66,10 @@ std::vector<RunSpread> spreadOf(Mode mode, const std::vector<std::pair<Side, Sid
 void checkFeasibility(CandidateScore& c, const Side& side, const Requirements& req, const Workload& workload);
 // Whether the stated or measured inputs exceed this cap beyond the tolerance.
 bool inputsOverTolerance(int64_t overCap, int64_t count, int64_t cap, const Requirements& req);
+
+// "greedy agreement 0.972, mean KL 0.0031 nats, perplexity ratio 1.004 (mixed vs f32, 8 prompts)".
+std::string qualityText(const PrecisionCheck& q);
+double perplexityRatio(const PrecisionCheck& q); // candidate / reference; 0 without a reference
 
 // Scores (selection_scoring.cpp).
 double headroomScore(double measuredMs, double limitMs);

@@ -41,6 +41,7 @@ OJson scoreJson(const CandidateScore& c) {
             {"output_tokens_per_request", c.outputTokensPerRequest},
             {"supports", {{"hot_updates", c.hotUpdates}, {"custom_batching", c.customBatching}}},
             {"precision", c.precision},
+            {"quality", c.quality ? OJson(toJson(*c.quality)) : OJson()},
             {"context", {{"cap", c.contextCap}, {"profile_cap", c.profileCap}, {"model_context", c.modelContext},
                          {"inputs", c.inputs}, {"over_cap", c.inputsOverCap}}},
             {"feasible", c.feasible},
@@ -93,6 +94,8 @@ CandidateScore scoreFromJson(Mode mode, const nlohmann::json& j, const nlohmann:
     c.outputTokensPerRequest = j.at("output_tokens_per_request").get<double>();
     c.hotUpdates = j.at("supports").at("hot_updates").get<bool>();
     c.customBatching = j.at("supports").at("custom_batching").get<bool>();
+    if (j.contains("quality") && !j["quality"].is_null())
+        c.quality = precisionCheckFromJson(nlohmann::json{{"precision", j["quality"]}});
     if (!cost.is_null()) c.cost = costProjectionFromJson(cost);
     if (!cost.is_null() && cost.contains("reference")) {
         c.costNoHits = costProjectionFromJson(cost["reference"].at("no_hits"));

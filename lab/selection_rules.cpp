@@ -47,6 +47,36 @@ std::string feasibilityText(const CandidateScore& c) {
            " inputs within its cap of " + grouped(static_cast<double>(c.contextCap), 0) + " tokens";
 }
 
+// Not a rule of its own: the precisions and the quality figures beside the floor. It fires when
+// a candidate misses the floor (feasibility then excludes it).
+TraceEntry qualityEntry(const Requirements& req, const CandidateScore& fast, const CandidateScore& regular) {
+    std::string detail;
+    bool fired = false;
+    for (const CandidateScore* c : {&fast, &regular}) {
+        detail += (detail.empty() ? "" : "; ") + std::string(modeName(c->mode)) + " runs " + c->precision + ": " +
+                  (c->quality ? qualityText(*c->quality) : std::string("no precision A/B measured"));
+        for (const auto& g : c->gaps)
+            if (g.find("agreement") != std::string::npos || g.find("mean KL") != std::string::npos ||
+                g.find("perplexity ratio") != std::string::npos || g.find("quality not measured") != std::string::npos)
+                fired = true;
+    }
+    if (req.quality.any()) {
+        detail += "; floor:";
+        if (req.quality.minAgreement) detail += " agreement ≥ " + num(*req.quality.minAgreement, 3);
+        if (req.quality.maxMeanKl) detail += " mean KL ≤ " + num(*req.quality.maxMeanKl, 4);
+        if (req.quality.maxPerplexityRatio) detail += " perplexity ratio ≤ " + num(*req.quality.maxPerplexityRatio, 3);
+        detail += fired ? " (missed: see feasibility)" : " (met by both)";
+    } else {
+        detail += "; no quality floor stated";
+    }
+    if (fast.precision != regular.precision)
+        detail += "; the candidates differ in precision as well as in serving knobs, so the latency and cost "
+                  "differences include the precision: to judge the serving knobs alone, compare a fast profile at "
+                  "regular's precision ({\"base\": \"fast\", \"precision\": \"" + regular.precision +
+                  "\"}) against regular";
+    return {"quality", fired, detail + "."};
+}
+
 TraceEntry contextRule(const Requirements& req, const InputLengths& in, bool fires) {
     std::string detail = std::to_string(in.overCap) + " of " + std::to_string(in.count) + " inputs (" + pct(in.share) +
                          ", from " + (in.source == "prompt_file" ? in.promptFile : std::string("the runs' prompts")) +
@@ -216,6 +246,7 @@ Decision decide(const Requirements& req, bool havePrices, const InputLengths& in
     // 0. Feasibility: every SLO bound and the effective context cap, before any ranking.
     const bool both = fast.feasible && regular.feasible;
     d.trace.push_back({"feasibility", !both, feasibilityText(fast) + "; " + feasibilityText(regular) + "."});
+    d.trace.push_back(qualityEntry(req, fast, regular));
     if (!fast.feasible && !regular.feasible) {
         d.verdict = Verdict::NoneFeasible;
         d.decidedBy = "feasibility";

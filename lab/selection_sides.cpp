@@ -64,6 +64,7 @@ Side sideOf(const StoredCandidate& c, Mode mode) {
         s.kvBytesPeak = std::max(s.kvBytesPeak, r.kvBytesPeak);
     }
     s.durationS = durationOf(c.requests);
+    s.quality = precisionCheckFromSummaryText(c.summaryJson);
     return s;
 }
 
@@ -113,6 +114,7 @@ Side pooled(const std::vector<const Side*>& sides) {
         s.reqs.insert(s.reqs.end(), sides[i]->reqs.begin(), sides[i]->reqs.end());
         s.durationS += sides[i]->durationS;
         s.kvBytesPeak = std::max(s.kvBytesPeak, sides[i]->kvBytesPeak);
+        if (!s.quality) s.quality = sides[i]->quality;
     }
     return s;
 }
@@ -131,6 +133,7 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
     c.label = side.label;
     c.profile = side.profile;
     c.precision = side.precision;
+    c.quality = side.quality;
     c.hotUpdates = side.hotUpdates;
     c.customBatching = side.customBatching;
     std::vector<double> ttft, e2e, tpot, itl;

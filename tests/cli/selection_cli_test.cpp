@@ -92,14 +92,14 @@ TEST_F(SelectCli, EachShippedRequirementsFileGivesItsOutcome) {
     const auto latency = selectJson({"--run", id, "--requirements", resource("requirements/latency-fast.json")});
     EXPECT_EQ(latency["recommendation"], "fast");
     EXPECT_EQ(latency["decided_by"], "latency");
-    ASSERT_EQ(latency["trace"].size(), 5u);
-    const char* rules[] = {"feasibility", "context", "latency", "cost", "operations"};
-    for (size_t i = 0; i < 5; ++i) {
+    ASSERT_EQ(latency["trace"].size(), 6u);
+    const char* rules[] = {"feasibility", "quality", "context", "latency", "cost", "operations"};
+    for (size_t i = 0; i < 6; ++i) {
         EXPECT_EQ(latency["trace"][i]["rule"], rules[i]);
         EXPECT_TRUE(latency["trace"][i]["fired"].is_boolean());
         EXPECT_FALSE(latency["trace"][i]["detail"].get<std::string>().empty());
     }
-    EXPECT_TRUE(latency["trace"][2]["fired"].get<bool>());
+    EXPECT_TRUE(latency["trace"][3]["fired"].get<bool>());
     // A rule that decided reports its margin, not a confidence of 1 by construction.
     EXPECT_TRUE(latency["confidence"].is_null());
     EXPECT_EQ(latency["verdict"], "recommended");
@@ -127,7 +127,7 @@ TEST_F(SelectCli, EachShippedRequirementsFileGivesItsOutcome) {
     const auto lowOps = selectJson({"--run", id, "--requirements", resource("requirements/low-ops.json")});
     EXPECT_EQ(lowOps["recommendation"], "regular");
     EXPECT_EQ(lowOps["decided_by"], "score");
-    EXPECT_TRUE(lowOps["trace"][4]["fired"].get<bool>());
+    EXPECT_TRUE(lowOps["trace"][5]["fired"].get<bool>());
 }
 
 TEST_F(SelectCli, SaveStoresTheSelection) {
@@ -410,7 +410,7 @@ TEST_F(SelectCli, CompareSelectReportOnARealModel) {
     EXPECT_TRUE(sel["verdict"] == "recommended" ? sel["recommendation"] == "fast" || sel["recommendation"] == "regular"
                                                 : sel["recommendation"].is_null())
         << sel["headline"];
-    EXPECT_EQ(sel["trace"].size(), 5u);
+    EXPECT_EQ(sel["trace"].size(), 6u);
     EXPECT_GT(sel["scores"]["fast"]["hit_rate"].get<double>(), 0.0) << "the shared prefixes hit the fast cache";
     EXPECT_EQ(sel["scores"]["regular"]["hit_rate"].get<double>(), 0.0);
     // The flowchart, walked for real from the command line: A, D (a refused model update),

@@ -382,15 +382,16 @@ TEST(Gui, SelectionMigrationAndReportFollowABenchmark) {
     const qint64 runId = ran.at(0).at(0).value<JobOutcome>().storedRunId;
     ASSERT_GT(runId, 0);
 
-    // Selection: feasibility and the four rules in order, a headline, saved.
+    // Selection: feasibility, quality and the four rules in order, a headline, saved.
     QSignalSpy saved(w.selection(), &SelectionPage::selectionSaved);
     w.selection()->decide(runId);
     ASSERT_TRUE(saved.wait(60000)) << w.findChild<QLabel*>(QStringLiteral("selection.status"))->text().toStdString();
     const auto* trace = w.findChild<QTableWidget*>(QStringLiteral("selection.trace"));
-    ASSERT_GE(trace->rowCount(), 5);
+    ASSERT_GE(trace->rowCount(), 6);
     EXPECT_EQ(trace->item(0, 0)->text(), QStringLiteral("feasibility"));
-    EXPECT_EQ(trace->item(1, 0)->text(), QStringLiteral("context"));
-    EXPECT_EQ(trace->item(4, 0)->text(), QStringLiteral("operations"));
+    EXPECT_EQ(trace->item(1, 0)->text(), QStringLiteral("quality"));
+    EXPECT_EQ(trace->item(2, 0)->text(), QStringLiteral("context"));
+    EXPECT_EQ(trace->item(5, 0)->text(), QStringLiteral("operations"));
     // The label shows lab's headline: a mode, "no clear winner" or "none feasible".
     ASSERT_TRUE(w.selection()->result().has_value());
     EXPECT_EQ(w.findChild<QLabel*>(QStringLiteral("selection.recommendation"))->text(),

@@ -95,9 +95,10 @@ TEST(Report, HoldsEverySectionOfTheProductInOrder) {
     // Trace, checklist and flowchart state.
     const ReportTable* trace = table(r, "Rules, in order");
     ASSERT_TRUE(trace);
-    ASSERT_EQ(trace->rows.size(), 5u); // feasibility, then the four rules
+    ASSERT_EQ(trace->rows.size(), 6u); // feasibility, quality, then the four rules
     EXPECT_EQ(trace->rows[0][0], "feasibility");
-    EXPECT_EQ(trace->rows[4][0], "operations");
+    EXPECT_EQ(trace->rows[1][0], "quality");
+    EXPECT_EQ(trace->rows[5][0], "operations");
     EXPECT_EQ(trace->rows[4][1], "yes");
     const ReportTable* flow = table(r, "Flowchart");
     ASSERT_TRUE(flow);
@@ -188,7 +189,7 @@ TEST(ReportRender, MarkdownJsonAndCsvHoldTheSections) {
         traceRows += row[0] == "trace" && row[3] == "rule" ? 1 : 0;
     }
     EXPECT_GT(chartRows, 30u);
-    EXPECT_EQ(traceRows, 5u); // feasibility, then the four rules
+    EXPECT_EQ(traceRows, 6u); // feasibility, quality, then the four rules
 }
 
 TEST(ReportChart, LayoutScalesIntoTheCanvas) {

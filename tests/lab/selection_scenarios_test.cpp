@@ -386,3 +386,59 @@ TEST(SelectionScenarios, LowOperationsUnderARuleSaysWhichRuleOverrodeIt) {
         << ops.detail;
     EXPECT_EQ(r.monitoring.size(), 3u);
 }
+
+namespace {
+// Gives each run's candidate in `mode` a stored precision A/B with these figures.
+void withQuality(std::vector<StoredRun>& runs, int candidate, double agreement, double meanKl, double pplRatio) {
+    for (auto& run : runs)
+        run.candidates[static_cast<size_t>(candidate)].summaryJson =
+            nlohmann::json{{"ok", 20},
+                           {"precision",
+                            {{"reference", "f32"}, {"precision", candidate == 0 ? "mixed" : "native"},
+                             {"prompts", 8}, {"positions", 128}, {"agreement", agreement}, {"mean_kl", meanKl},
+                             {"reference_perplexity", 10.0}, {"candidate_perplexity", 10.0 * pplRatio}}}}
+                .dump();
+}
+} // namespace
+
+// Finding 7 (quality): a floor on the precision A/B excludes a fast candidate whose
+// quantised weights drift too far, however fast; the trace names the precisions.
+TEST(SelectionScenarios, AQualityFloorExcludesTheCandidateBelowIt) {
+    const auto req = requirements(R"({"slo": {"ttft_ms": {"p95": 3000}, "e2e_ms": {"p99": 10000}},
+                                      "quality": {"min_agreement": 0.95, "max_mean_kl": 0.01}})");
+    auto runs = repeats(3, kFast, kRegular);
+    withQuality(runs, 0, 0.90, 0.02, 1.03);
+    withQuality(runs, 1, 1.0, 0.0, 1.0);
+    const auto r = select(req, std::nullopt, runs);
+    EXPECT_EQ(r.recommendation, Mode::Regular);
+    EXPECT_EQ(r.decidedBy, "feasibility");
+    const auto& fast = r.score(Mode::Fast);
+    ASSERT_TRUE(fast.quality);
+    EXPECT_FALSE(fast.feasible);
+    EXPECT_TRUE(has(r.headline + " " + r.ruleMargin, "fast greedy agreement 0.900 vs ≥ 0.950"))
+        << r.headline << " | " << r.ruleMargin;
+    const auto& quality = rule(r, "quality");
+    EXPECT_TRUE(quality.fired);
+    EXPECT_TRUE(has(quality.detail, "fast runs mixed: greedy agreement 0.900, mean KL 0.0200 nats, perplexity ratio "
+                                    "1.030 (mixed vs f32, 8 prompts)"))
+        << quality.detail;
+    EXPECT_TRUE(has(quality.detail, "the candidates differ in precision as well as in serving knobs")) << quality.detail;
+    EXPECT_TRUE(has(quality.detail, R"({"base": "fast", "precision": "native"})")) << quality.detail;
+    // Saved and read back, the figures stay.
+    const auto back = selectionResultFromJson(nlohmann::json::parse(toJson(r).dump()));
+    ASSERT_TRUE(back.score(Mode::Fast).quality);
+    EXPECT_DOUBLE_EQ(back.score(Mode::Fast).quality->agreement, 0.90);
+
+    // Above the floor fast is feasible again and wins; without a measurement the floor cannot be shown to hold.
+    withQuality(runs, 0, 0.99, 0.001, 1.001);
+    EXPECT_EQ(select(req, std::nullopt, runs).recommendation, Mode::Fast);
+    const auto unmeasured = select(req, std::nullopt, repeats(3, kFast, kRegular));
+    EXPECT_EQ(unmeasured.verdict, Verdict::NoneFeasible);
+    bool named = false;
+    for (const auto& g : unmeasured.score(Mode::Fast).gaps) named = named || has(g, "fast quality not measured");
+    EXPECT_TRUE(named);
+    // A bad floor names its key.
+    EXPECT_THROW(requirements(R"({"slo": {"ttft_ms": {"p95": 3000}}, "quality": {"min_agreement": 2}})"),
+                 RequirementsError);
+    EXPECT_EQ(parseRequirements(nlohmann::json::parse(toJson(req).dump())).quality.minAgreement, 0.95);
+}

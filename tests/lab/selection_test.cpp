@@ -337,10 +337,11 @@ TEST(Selection, ResultRoundTripsThroughJson) {
     const auto r = select(req, examplePrices(), {syntheticRun(1, fast, {}, 10)});
     const auto j = toJson(r);
     EXPECT_EQ(j["recommendation"], "fast");
-    ASSERT_EQ(j["trace"].size(), 5u);
+    ASSERT_EQ(j["trace"].size(), 6u);
     EXPECT_EQ(j["trace"][0]["rule"], "feasibility");
-    EXPECT_EQ(j["trace"][1]["rule"], "context");
-    EXPECT_EQ(j["trace"][4]["rule"], "operations");
+    EXPECT_EQ(j["trace"][1]["rule"], "quality");
+    EXPECT_EQ(j["trace"][2]["rule"], "context");
+    EXPECT_EQ(j["trace"][5]["rule"], "operations");
     EXPECT_TRUE(j["cost"]["fast"]["total"].is_number());
     EXPECT_TRUE(j["scores"]["regular"]["total"].is_number());
     EXPECT_EQ(toJson(selectionResultFromJson(j)), j);
