@@ -4,6 +4,8 @@
 
 #include "engine/gguf.h"
 #include "engine/tokenizer.h"
+#include "lab/atomic_file.h"
+#include "lab/deploy_export.h"
 #include "lab/selection.h"
 
 #include <algorithm>
@@ -18,6 +20,7 @@ namespace {
 
 struct SelectArgs {
     std::string db, requirements, prices, model;
+    std::string exportDeploy, deployCandidate; // deployCandidate: "", "fast" or "regular"
     std::vector<int64_t> runs;
     bool json = false, save = false;
     int replicates = 200;
@@ -66,6 +69,32 @@ void printText(const lab::SelectionResult& r, std::optional<int64_t> savedId) {
     if (savedId) std::cout << "saved as selection " << *savedId << '\n';
 }
 
+// The files of --export-deploy, built before anything is saved or written: a selection
+// without a recommendation exports nothing unless --deploy-candidate names one.
+std::vector<lab::DeployFile> deploymentFilesOf(const SelectArgs& a, const lab::StoredRun& run,
+                                               const lab::SelectionResult& result, lab::DeployTarget& target) {
+    std::optional<lab::Mode> named;
+    if (!a.deployCandidate.empty()) named = a.deployCandidate == "fast" ? lab::Mode::Fast : lab::Mode::Regular;
+    try {
+        target = lab::deployTargetOf(run, result, named);
+        // No capacity sweep feeds the export yet: the manifest says its figures were not measured.
+        return lab::deploymentFiles(target, std::nullopt);
+    } catch (const lab::DeployExportError& e) {
+        throw UsageError(std::string("--export-deploy: nothing exported: ") + e.what() +
+                         (named ? "" : "; name the candidate with --deploy-candidate fast|regular"));
+    }
+}
+
+std::vector<std::string> writeDeployment(const std::string& dir, const std::vector<lab::DeployFile>& files) {
+    try {
+        return lab::writeDeploymentFiles(dir, files);
+    } catch (const lab::DeployExportError& e) {
+        throw UsageError(std::string("--export-deploy: ") + e.what());
+    } catch (const lab::AtomicFileError& e) {
+        throw UsageError(std::string("--export-deploy: ") + e.what());
+    }
+}
+
 void runSelect(const SelectArgs& a) {
     lab::Requirements req;
     std::optional<lab::PriceSheet> prices;
@@ -98,6 +127,9 @@ void runSelect(const SelectArgs& a) {
     } catch (const std::runtime_error& e) { // loadPromptFile: "FILE:LINE: reason"
         throw UsageError(std::string("inputs.prompt_file: ") + e.what());
     }
+    lab::DeployTarget target;
+    std::vector<lab::DeployFile> deployFiles;
+    if (!a.exportDeploy.empty()) deployFiles = deploymentFilesOf(a, runs.front(), result, target);
     std::optional<int64_t> savedId;
     if (a.save) {
         db::StoredSelection sel;
@@ -107,12 +139,22 @@ void runSelect(const SelectArgs& a) {
         sel.resultJson = lab::toJson(result).dump();
         savedId = store.saveSelection(sel);
     }
+    std::vector<std::string> written;
+    if (!a.exportDeploy.empty()) written = writeDeployment(a.exportDeploy, deployFiles);
     if (a.json) {
         Json j = lab::toJson(result);
         if (savedId) j["selection_id"] = *savedId;
+        if (!a.exportDeploy.empty())
+            j["deployment"] = {{"candidate", lab::modeName(target.mode)}, {"recommended", target.recommended},
+                               {"dir", a.exportDeploy}, {"files", written}};
         printJson(j);
     } else {
         printText(result, savedId);
+        if (!a.exportDeploy.empty()) {
+            std::cout << "deployment of the " << lab::modeName(target.mode) << " candidate ("
+                      << (target.recommended ? "recommended" : "named with --deploy-candidate") << "):\n";
+            for (const auto& path : written) std::cout << "  wrote " << path << '\n';
+        }
     }
 }
 
@@ -137,6 +179,17 @@ void addSelectCommand(CLI::App& root) {
         ->capture_default_str();
     cmd->add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();
     cmd->add_flag("--save", a->save, "Store the selection with its runs and print its id");
+    CLI::Option* exportDeploy = cmd->add_option("--export-deploy", a->exportDeploy,
+                    "Write the recommended candidate's launch settings into DIR (created if missing): vllm.sh, "
+                    "sglang.sh, llama-server.sh, modebench-serve.sh, profile.json, hpa.yaml (a Kubernetes "
+                    "autoscaler) and README.md (each knob's option, and the knobs without one)")
+        ->type_name("DIR");
+    cmd->add_option("--deploy-candidate", a->deployCandidate,
+                    "Export this candidate instead of the recommendation (needed when the selection recommends "
+                    "none: no_clear_winner or none_feasible)")
+        ->check(CLI::IsMember({"fast", "regular"}))
+        ->type_name("fast|regular")
+        ->needs(exportDeploy);
     cmd->add_flag("--json", a->json, "Print the result as JSON");
     cmd->callback([a] { runSelect(*a); });
 }

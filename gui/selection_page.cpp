@@ -3,6 +3,8 @@
 
 #include "gui/bar_chart.h"
 #include "gui/requirements_form.h"
+#include "lab/atomic_file.h"
+#include "lab/deploy_export.h"
 
 #include <QChart>
 #include <QChartView>
@@ -11,6 +13,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -69,6 +72,12 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
     m_decide = new QPushButton(tr("Decide"));
     m_decide->setObjectName(QStringLiteral("selection.decide"));
     l->addWidget(m_decide);
+    m_exportDeploy = new QPushButton(tr("Export deployment…"));
+    m_exportDeploy->setObjectName(QStringLiteral("selection.export_deploy"));
+    m_exportDeploy->setToolTip(tr("Launch settings of the chosen candidate for vLLM, SGLang, llama-server and "
+                                  "modebench-cli serve, its profile, and a Kubernetes autoscaler manifest"));
+    m_exportDeploy->setEnabled(false);
+    l->addWidget(m_exportDeploy);
     m_status = new QLabel;
     m_status->setObjectName(QStringLiteral("selection.status"));
     m_status->setWordWrap(true);
@@ -120,6 +129,10 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
     outer->addWidget(split);
 
     connect(m_decide, &QPushButton::clicked, this, [this] { decide(); });
+    connect(m_exportDeploy, &QPushButton::clicked, this, [this] { askAndExportDeployment(); });
+    connect(m_store, &StoreClient::runLoaded, this, [this](qint64 id, const db::StoredRun& run) {
+        if (id == m_exportRequest) writeDeployment(run);
+    });
     connect(m_store, &StoreClient::runsListed, this, [this](qint64 id, const RunListingList& list) {
         if (id != m_listRequest) return;
         const qint64 current = m_run->currentData().toLongLong();
@@ -141,11 +154,14 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
         m_decide->setEnabled(true);
         m_selectionId = selectionId;
         m_result = result;
+        m_resultRunId = m_runId;
+        m_exportDeploy->setEnabled(true);
         show(result);
         m_status->setText(tr("Saved as selection %1 with run %2.").arg(selectionId).arg(m_runId));
         emit selectionSaved(selectionId, m_runId);
     });
     connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
+        if (id == m_exportRequest) return failExport(message);
         if (id != m_selectRequest && id != m_listRequest) return;
         m_decide->setEnabled(true);
         m_status->setText(tr("Cannot decide: %1").arg(message));
@@ -188,8 +204,63 @@ void SelectionPage::decide(qint64 runId) {
     }
     req.baseDirectory = m_form->baseDirectory();
     m_decide->setEnabled(false);
+    m_exportDeploy->setEnabled(false); // until this decision arrives: no export of the one shown before
     m_status->setText(tr("Deciding (feasibility, rules, score, bootstrap over the runs)…"));
     m_selectRequest = m_store->select(req);
+}
+
+void SelectionPage::askAndExportDeployment() {
+    if (!m_result) return;
+    std::optional<lab::Mode> candidate;
+    if (m_result->verdict != lab::Verdict::Recommended) {
+        bool ok = false;
+        const QString mode = QInputDialog::getItem(
+            this, tr("Export deployment"),
+            tr("The selection recommends no candidate (%1). Export which?")
+                .arg(QString::fromUtf8(lab::verdictName(m_result->verdict))),
+            {QStringLiteral("fast"), QStringLiteral("regular")}, 0, false, &ok);
+        if (!ok) return;
+        candidate = mode == QLatin1String("fast") ? lab::Mode::Fast : lab::Mode::Regular;
+    }
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export deployment into"));
+    if (!dir.isEmpty()) exportDeployment(dir, candidate);
+}
+
+void SelectionPage::exportDeployment(const QString& dir, std::optional<lab::Mode> candidate) {
+    if (!m_result) return failExport(tr("no decision yet (press Decide first)"));
+    try {
+        lab::deployMode(*m_result, candidate); // refuses before anything is read or written
+    } catch (const lab::DeployExportError& e) {
+        return failExport(QString::fromUtf8(e.what()) + tr("; choose the fast or regular candidate"));
+    }
+    m_exportDir = dir;
+    m_exportCandidate = candidate;
+    m_status->setText(tr("Exporting the deployment into %1…").arg(dir));
+    m_exportRequest = m_store->loadRun(m_resultRunId);
+}
+
+void SelectionPage::writeDeployment(const lab::StoredRun& run) {
+    m_exportRequest = 0;
+    QStringList paths;
+    try {
+        const lab::DeployTarget target = lab::deployTargetOf(run, *m_result, m_exportCandidate);
+        // No capacity sweep feeds the export yet: the manifest says its figures were not measured.
+        for (const auto& p : lab::writeDeploymentFiles(m_exportDir.toStdString(), lab::deploymentFiles(target, std::nullopt)))
+            paths << QString::fromStdString(p);
+        m_status->setText(tr("Wrote the %1 candidate's deployment (%2 files) into %3.")
+                              .arg(QString::fromUtf8(lab::modeName(target.mode)))
+                              .arg(paths.size())
+                              .arg(m_exportDir));
+    } catch (const std::exception& e) { // DeployExportError, AtomicFileError
+        return failExport(QString::fromUtf8(e.what()));
+    }
+    emit deploymentExported(m_exportDir, paths);
+}
+
+void SelectionPage::failExport(const QString& message) {
+    m_exportRequest = 0;
+    m_status->setText(tr("Export failed: %1").arg(message));
+    emit deploymentExportFailed(message);
 }
 
 void SelectionPage::show(const lab::SelectionResult& r) {

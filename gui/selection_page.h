@@ -20,8 +20,10 @@ class RequirementsForm;
 
 // UI thread. The decision runs on the store thread (StoreClient::select), which also saves
 // it; the page shows the recommendation, confidence, the four rules' trace, the scores and
-// the monthly cost. Widgets are named "selection.<name>" (run, repeats, prices, decide,
-// recommendation, confidence, trace, scores_chart, cost_chart, monitoring, status).
+// the monthly cost. "Export deployment…" writes the chosen candidate's launch settings
+// (lab/deploy_export.h) into a directory. Widgets are named "selection.<name>" (run, repeats,
+// prices, decide, export_deploy, recommendation, confidence, trace, scores_chart, cost_chart,
+// monitoring, status).
 class SelectionPage : public QWidget {
     Q_OBJECT
 public:
@@ -34,13 +36,24 @@ public:
     void decide(qint64 runId = 0);
     const std::optional<lab::SelectionResult>& result() const { return m_result; }
     qint64 selectionId() const { return m_selectionId; }
+    // Writes the deployment files of the decision shown (the recommendation, else `candidate`)
+    // into `dir`, created when missing: the run's stored candidates are read on the store
+    // thread, the few small files written here, each atomically. deploymentExported(dir, paths)
+    // or deploymentExportFailed(message) follows, also shown in the status line. The button
+    // asks for the directory (and, without a recommendation, for the candidate) and calls this.
+    void exportDeployment(const QString& dir, std::optional<lab::Mode> candidate = std::nullopt);
 
 signals:
     // A decision was saved; the Migration and Report pages follow it.
     void selectionSaved(qint64 selectionId, qint64 runId);
+    void deploymentExported(const QString& dir, const QStringList& paths);
+    void deploymentExportFailed(const QString& message);
 
 private:
     void show(const lab::SelectionResult& r);
+    void askAndExportDeployment();
+    void writeDeployment(const lab::StoredRun& run);
+    void failExport(const QString& message);
 
     StoreClient* m_store;
     RequirementsForm* m_form;
@@ -48,6 +61,7 @@ private:
     QLineEdit* m_repeats;
     QLineEdit* m_prices;
     QPushButton* m_decide;
+    QPushButton* m_exportDeploy;
     QLabel* m_recommendation;
     QLabel* m_confidence;
     QTableWidget* m_trace;
@@ -55,9 +69,12 @@ private:
     QChartView* m_cost;
     QLabel* m_monitoring;
     QLabel* m_status;
-    qint64 m_listRequest = 0, m_selectRequest = 0;
+    qint64 m_listRequest = 0, m_selectRequest = 0, m_exportRequest = 0;
     qint64 m_selectionId = 0, m_runId = 0;
+    qint64 m_resultRunId = 0; // the run m_result was decided on
     std::optional<lab::SelectionResult> m_result;
+    QString m_exportDir;
+    std::optional<lab::Mode> m_exportCandidate;
 };
 
 } // namespace mb::gui

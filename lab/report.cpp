@@ -460,7 +460,10 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
     }
     rep.sections.push_back(std::move(mig));
 
-    // 8. Run identifiers for the raw data.
+    // 8. Deployment: the chosen candidate's launch settings (PRODUCT.md §13).
+    rep.sections.push_back(deploymentSection(runs, sel));
+
+    // 9. Run identifiers for the raw data.
     ReportSection ids8{"runs", "Runs (raw data)", {}, {}, {}};
     ReportTable rt{"Runs", {"run id", "name", "created (UTC)", "status", "candidate ids"}, {}};
     for (const auto& run : runs) {

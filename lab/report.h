@@ -40,7 +40,8 @@ struct ReportChart {
 };
 
 struct ReportSection {
-    std::string id; // "recommendation", "requirements", "candidates", "metrics", "charts", "trace", "migration", "runs"
+    std::string id; // "recommendation", "requirements", "candidates", "metrics", "charts", "trace", "migration",
+                    // "deployment", "runs"
     std::string title;
     std::vector<std::string> paragraphs;
     std::vector<ReportTable> tables;
@@ -61,7 +62,7 @@ struct Report {
     std::string generatedAt; // ISO-8601 UTC, given by the caller (reports are reproducible)
     std::vector<int64_t> runIds;
     std::optional<ReportSelection> selection;
-    std::vector<ReportSection> sections; // in the order of PRODUCT.md §8
+    std::vector<ReportSection> sections; // in the order of PRODUCT.md §8, deployment (§13) before the runs
     std::vector<ReportChart> charts;
 
     const ReportChart* chart(const std::string& id) const;
@@ -71,6 +72,10 @@ struct Report {
 // candidate without requests is reported from its stored summary and series only.
 Report buildReport(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& selection,
                    const std::string& generatedAt);
+
+// The "deployment" section (report_deployment.cpp): the recommended candidate's launch command
+// per server and the knobs without an equivalent (lab/deploy_export.h), or why there is none.
+ReportSection deploymentSection(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& selection);
 
 // The candidate's display name in reports: "#RUN label (profile)".
 std::string candidateName(const StoredRun& run, const StoredCandidate& c);

@@ -179,7 +179,7 @@ namespace {
 
 const char* kSectionTitles[] = {"Recommendation", "Requirements", "Candidates, configuration and environment",
                                 "Metrics", "Charts", "Decision trace", "Migration checklist and flowchart",
-                                "Runs (raw data)"};
+                                "Deployment", "Runs (raw data)"};
 
 } // namespace
 
@@ -221,7 +221,7 @@ TEST_F(SelectCli, ReportInEveryFormat) {
     EXPECT_EQ(j["selection_id"], selId);
     EXPECT_EQ(j["run_ids"], nlohmann::json::array({run}));
     EXPECT_EQ(j["migration"]["node"], "D");
-    EXPECT_EQ(j["sections"].size(), 8u);
+    EXPECT_EQ(j["sections"].size(), 9u);
 
     const auto rows = mb::test::readCsv(report("csv"));
     ASSERT_GT(rows.size(), 50u);

@@ -12,8 +12,8 @@ using mb::test::Behaviour;
 
 namespace {
 
-const std::vector<std::string> kSections = {"recommendation", "requirements", "candidates", "metrics",
-                                            "charts",         "trace",        "migration",  "runs"};
+const std::vector<std::string> kSections = {"recommendation", "requirements", "candidates", "metrics",   "charts",
+                                            "trace",          "migration",    "deployment", "runs"};
 
 struct Fixture {
     std::vector<StoredRun> runs;
@@ -117,6 +117,39 @@ TEST(Report, WithoutASelectionItSaysSo) {
     EXPECT_TRUE(r.chart("ttft_histogram"));
 }
 
+// The chosen candidate's launch command per server, and the knobs those servers have no option for.
+TEST(Report, DeploymentListsTheRecommendedCandidatesLaunchCommands) {
+    const Fixture f = fixture();
+    ASSERT_EQ(f.selection.result.recommendation, Mode::Fast);
+    const Report r = buildReport(f.runs, f.selection, "t");
+    const ReportTable* commands = table(r, "Launch commands");
+    ASSERT_TRUE(commands);
+    ASSERT_EQ(commands->rows.size(), 4u);
+    EXPECT_EQ(commands->rows[0][0], "vLLM");
+    for (const char* o : {"vllm serve", "--enable-prefix-caching", "--max-num-seqs 1", "--max-model-len 32768"})
+        EXPECT_NE(commands->rows[0][1].find(o), std::string::npos) << o << " in " << commands->rows[0][1];
+    EXPECT_NE(commands->rows[2][1].find("--ctx-size 32768"), std::string::npos) << commands->rows[2][1];
+    EXPECT_NE(commands->rows[3][1].find("modebench-cli serve"), std::string::npos);
+    const ReportTable* left = table(r, "Knobs without an equivalent option");
+    ASSERT_TRUE(left);
+    bool truncation = false;
+    for (const auto& row : left->rows) truncation = truncation || (row[0] == "vLLM" && row[1] == "truncation");
+    EXPECT_TRUE(truncation) << "keep_tail has no vLLM option";
+    EXPECT_NE(renderMarkdown(r).find("--export-deploy"), std::string::npos);
+
+    // No recommendation: no settings, and the way to name one.
+    Fixture tie = fixture();
+    tie.selection.result.verdict = Verdict::NoClearWinner;
+    const Report none = buildReport(tie.runs, tie.selection, "t");
+    EXPECT_FALSE(table(none, "Launch commands"));
+    const auto& section = none.sections[7];
+    ASSERT_EQ(section.id, "deployment");
+    ASSERT_EQ(section.paragraphs.size(), 1u);
+    EXPECT_NE(section.paragraphs[0].find("no_clear_winner"), std::string::npos) << section.paragraphs[0];
+    EXPECT_NE(section.paragraphs[0].find("--deploy-candidate"), std::string::npos) << section.paragraphs[0];
+    EXPECT_NE(buildReport(f.runs, std::nullopt, "t").sections[7].paragraphs[0].find("No selection"), std::string::npos);
+}
+
 // Bin labels carry the decimals the bin width needs: sub-millisecond TTFTs no longer read "0-0".
 TEST(Report, HistogramLabelsOfAdjacentBinsDiffer) {
     const auto subMs = mb::test::syntheticRun(5, Behaviour{.ttftMs = 0.2, .jitterMs = 0.1},
@@ -167,7 +200,7 @@ TEST(ReportRender, MarkdownJsonAndCsvHoldTheSections) {
     const std::string md = renderMarkdown(r);
     for (const char* h : {"## Recommendation", "## Requirements", "## Candidates, configuration and environment",
                           "## Metrics", "## Charts", "## Decision trace", "## Migration checklist and flowchart",
-                          "## Runs (raw data)", "### TTFT histogram", "| rule | fired | detail |"})
+                          "## Deployment", "## Runs (raw data)", "### TTFT histogram", "| rule | fired | detail |"})
         EXPECT_NE(md.find(h), std::string::npos) << h;
 
     const auto j = renderJson(r);

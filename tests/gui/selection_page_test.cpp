@@ -1,0 +1,147 @@
+// The Selection page over a real store: "Export deployment…" writes the chosen candidate's files,
+// and without a recommendation only the candidate the user names.
+#include "page_helpers.h"
+#include "store_fixture.h"
+
+#include "db/sqlite_run_sink.h"
+#include "gui/requirements_form.h"
+#include "gui/selection_page.h"
+#include "lab/selection_fixtures.h"
+
+#include <QFileDialog>
+#include <QInputDialog>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace mb::gui {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+struct SelectionFixture {
+    test::TempDir dir;
+    StoreClient store;
+    int64_t runId = 0;
+    std::unique_ptr<SelectionPage> page;
+
+    void start(const char* requirements) {
+        const std::string path = dir / "runs.db";
+        {
+            // Fast: TTFT 300 ms, regular 900 ms.
+            const auto run = test::syntheticRun(0, test::Behaviour{.ttftMs = 300},
+                                                test::Behaviour{.ttftMs = 900}, 20);
+            db::SqliteRunSink sink(path);
+            runId = sink.beginRun(run.info);
+            for (const auto& c : run.candidates) {
+                const int64_t cid = sink.addCandidate(runId, c.info);
+                for (const auto& r : c.requests) sink.requestFinished(cid, r);
+                sink.finishCandidate(cid, c.summaryJson, c.series);
+            }
+            sink.finishRun(runId, lab::RunStatus::Complete, "{}");
+        }
+        ASSERT_TRUE(test::openStore(store, path));
+        page = std::make_unique<SelectionPage>(&store);
+        page->form()->setRequirements(lab::parseRequirements(nlohmann::json::parse(requirements)));
+        QSignalSpy saved(page.get(), &SelectionPage::selectionSaved);
+        page->decide(runId);
+        ASSERT_TRUE(saved.wait(30000))
+            << page->findChild<QLabel*>(QStringLiteral("selection.status"))->text().toStdString();
+        ASSERT_TRUE(page->result().has_value());
+    }
+
+    // "" when written, else the message ("timeout" when none came).
+    QString exportInto(const fs::path& out, std::optional<lab::Mode> candidate = std::nullopt) {
+        QSignalSpy done(page.get(), &SelectionPage::deploymentExported);
+        QSignalSpy failed(page.get(), &SelectionPage::deploymentExportFailed);
+        page->exportDeployment(QString::fromStdString(out.string()), candidate);
+        for (int i = 0; i < 100 && done.isEmpty() && failed.isEmpty(); ++i) done.wait(100);
+        if (!failed.isEmpty()) return failed.at(0).at(0).toString();
+        return done.isEmpty() ? QStringLiteral("timeout") : QString();
+    }
+};
+
+TEST(SelectionPage, ExportDeploymentWritesTheRecommendedCandidatesFiles) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 2000}}})"));
+    ASSERT_EQ(f.page->result()->recommendation, lab::Mode::Fast);
+    auto* button = f.page->findChild<QPushButton*>(QStringLiteral("selection.export_deploy"));
+    ASSERT_NE(button, nullptr);
+    EXPECT_TRUE(button->isEnabled());
+    EXPECT_EQ(button->text(), QStringLiteral("Export deployment…"));
+
+    const fs::path out = f.dir.path() / "deploy";
+    ASSERT_EQ(f.exportInto(out), QString());
+    for (const char* name : {"vllm.sh", "sglang.sh", "llama-server.sh", "modebench-serve.sh",
+                             "profile.json", "hpa.yaml", "README.md"})
+        EXPECT_TRUE(fs::is_regular_file(out / name)) << name;
+    const std::string vllm = slurp(out / "vllm.sh");
+    EXPECT_NE(vllm.find("--enable-prefix-caching"), std::string::npos) << vllm;
+    EXPECT_NE(vllm.find("--max-num-seqs 1"), std::string::npos) << vllm;
+    EXPECT_NE(slurp(out / "hpa.yaml").find("NOT MEASURED"), std::string::npos);
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("selection.status"))
+                    ->text()
+                    .startsWith(QStringLiteral("Wrote the fast")));
+
+    // A file where the directory should be: an error, shown.
+    std::ofstream(f.dir / "plain") << "x";
+    const QString error = f.exportInto(f.dir.path() / "plain");
+    EXPECT_TRUE(error.contains(QStringLiteral("is not a directory"))) << error.toStdString();
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("selection.status"))
+                    ->text()
+                    .startsWith(QStringLiteral("Export failed")));
+}
+
+// The button itself: it asks for a directory (answered here as a user would) and writes there.
+TEST(SelectionPage, TheExportButtonAsksForADirectoryAndWritesThere) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 2000}}})"));
+    const fs::path out = f.dir.path() / "chosen";
+    fs::create_directories(out);
+    bool asked = false;
+    test::onNextDialog([&](QDialog* d) {
+        auto* dialog = qobject_cast<QFileDialog*>(d);
+        if (!dialog) return d->reject();
+        asked = true;
+        dialog->setDirectory(QString::fromStdString(out.string()));
+        dialog->selectFile(QString::fromStdString(out.string()));
+        d->accept(); // QFileDialog's own accept (protected there), through QDialog's
+    });
+    QSignalSpy done(f.page.get(), &SelectionPage::deploymentExported);
+    f.page->findChild<QPushButton*>(QStringLiteral("selection.export_deploy"))->click();
+    if (done.isEmpty()) {
+        ASSERT_TRUE(done.wait(10000));
+    }
+    EXPECT_TRUE(asked);
+    EXPECT_EQ(done.at(0).at(0).toString().toStdString(), out.string());
+    EXPECT_EQ(done.at(0).at(1).toStringList().size(), 7);
+    EXPECT_NE(slurp(out / "llama-server.sh").find("--cache-reuse 16"), std::string::npos);
+}
+
+TEST(SelectionPage, WithoutARecommendationOnlyANamedCandidateIsExported) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 10}}})")); // both miss it
+    ASSERT_EQ(f.page->result()->verdict, lab::Verdict::NoneFeasible);
+    const fs::path out = f.dir.path() / "deploy";
+    const QString refused = f.exportInto(out);
+    EXPECT_TRUE(refused.contains(QStringLiteral("none_feasible"))) << refused.toStdString();
+    EXPECT_FALSE(fs::exists(out));
+    ASSERT_EQ(f.exportInto(out, lab::Mode::Regular), QString());
+    EXPECT_NE(slurp(out / "vllm.sh").find("--max-num-seqs 8"), std::string::npos);
+    EXPECT_NE(slurp(out / "README.md").find("named by the user"), std::string::npos);
+}
+
+} // namespace
+} // namespace mb::gui
