@@ -64,7 +64,7 @@ public:
 };
 
 struct TraceEntry {
-    std::string rule; // "context", "latency", "cost", "operations"
+    std::string rule; // "feasibility", "quality", "context", "latency", "cost", "operations"
     bool fired = false;
     std::string detail; // one sentence with the measured numbers
 };
@@ -151,7 +151,7 @@ struct SelectionResult {
         double scoreMargin = 0; // winner's total − the other's (fast − regular without a winner)
         double ci95Low = 0, ci95High = 0;
     } noise;
-    std::vector<TraceEntry> trace;      // feasibility, then the four rules, in order
+    std::vector<TraceEntry> trace;      // feasibility, quality (the precisions and the floor), then the four rules, in order
     std::vector<std::string> conflicts; // e.g. context and latency both fired
     std::vector<CandidateScore> scores; // fast first, then regular
     struct Weights {
