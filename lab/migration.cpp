@@ -355,8 +355,7 @@ void recordMonitoring(MigrationState& s, const MonitorResult& m, const Requireme
         return rollBack(s, why);
     }
     BatchingProposal next = proposeBatching(s.batching, m, req);
-    if (next.to.maxBatch == next.from.maxBatch && next.to.dynamic == next.from.dynamic &&
-        next.to.maxBatchTokens == next.from.maxBatchTokens && next.to.maxWaitMs == next.from.maxWaitMs) {
+    if (next.to == next.from) {
         std::string why = "no batching knob left to move (" + next.reason + ")";
         for (const auto& f : fired) why += "; " + f;
         return rollBack(s, why + "; the SLO needs another precision or a faster device");

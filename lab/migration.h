@@ -125,6 +125,7 @@ struct BatchingKnobs {
     int32_t maxBatch = 1;
     int32_t maxBatchTokens = 2048;
     double maxWaitMs = 0;
+    bool operator==(const BatchingKnobs&) const = default;
 };
 struct BatchingProposal {
     BatchingKnobs from, to;

@@ -54,7 +54,7 @@ std::vector<std::string> latencyRemedies(const CandidateScore& c, const Side& si
 // The quality floor's gaps: each bound the precision A/B misses, or its absence.
 void qualityGaps(CandidateScore& c, const Requirements& req) {
     const auto& f = req.quality;
-    if (!f.any()) return;
+    if (meetsQualityFloor(c, req)) return;
     const std::string who = modeName(c.mode);
     if (!c.quality) {
         c.gaps.push_back(who + " quality not measured: the requirements set a quality floor and no run measured " + who +
@@ -83,6 +83,15 @@ void qualityGaps(CandidateScore& c, const Requirements& req) {
 }
 
 } // namespace
+
+bool meetsQualityFloor(const CandidateScore& c, const Requirements& req) {
+    const auto& f = req.quality;
+    if (!f.any()) return true;
+    if (!c.quality) return false;
+    const PrecisionCheck& q = *c.quality;
+    return !(f.minAgreement && q.agreement < *f.minAgreement) && !(f.maxMeanKl && q.meanKl > *f.maxMeanKl) &&
+           !(f.maxPerplexityRatio && perplexityRatio(q) > *f.maxPerplexityRatio);
+}
 
 std::string qualityText(const PrecisionCheck& q) {
     return "greedy agreement " + num(q.agreement, 3) + ", mean KL " + num(q.meanKl, 4) + " nats, perplexity ratio " +

@@ -70,6 +70,8 @@ bool inputsOverTolerance(int64_t overCap, int64_t count, int64_t cap, const Requ
 // "greedy agreement 0.972, mean KL 0.0031 nats, perplexity ratio 1.004 (mixed vs f32, 8 prompts)".
 std::string qualityText(const PrecisionCheck& q);
 double perplexityRatio(const PrecisionCheck& q); // candidate / reference; 0 without a reference
+// Every bound of the requirements' quality floor met by c's precision A/B (true without a floor).
+bool meetsQualityFloor(const CandidateScore& c, const Requirements& req);
 
 // Scores (selection_scoring.cpp).
 double headroomScore(double measuredMs, double limitMs);

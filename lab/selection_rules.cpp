@@ -51,15 +51,10 @@ std::string feasibilityText(const CandidateScore& c) {
 // a candidate misses the floor (feasibility then excludes it).
 TraceEntry qualityEntry(const Requirements& req, const CandidateScore& fast, const CandidateScore& regular) {
     std::string detail;
-    bool fired = false;
-    for (const CandidateScore* c : {&fast, &regular}) {
+    const bool fired = !meetsQualityFloor(fast, req) || !meetsQualityFloor(regular, req);
+    for (const CandidateScore* c : {&fast, &regular})
         detail += (detail.empty() ? "" : "; ") + std::string(modeName(c->mode)) + " runs " + c->precision + ": " +
                   (c->quality ? qualityText(*c->quality) : std::string("no precision A/B measured"));
-        for (const auto& g : c->gaps)
-            if (g.find("agreement") != std::string::npos || g.find("mean KL") != std::string::npos ||
-                g.find("perplexity ratio") != std::string::npos || g.find("quality not measured") != std::string::npos)
-                fired = true;
-    }
     if (req.quality.any()) {
         detail += "; floor:";
         if (req.quality.minAgreement) detail += " agreement ≥ " + num(*req.quality.minAgreement, 3);
