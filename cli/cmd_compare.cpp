@@ -1,5 +1,6 @@
 // `modebench-cli compare`: two profiles on the identical workload, a summary table and a JSON file.
 #include "cli/command_util.h"
+#include "cli/compare_sweep.h"
 
 #ifdef MODEBENCH_HAVE_STORE
 #include "db/sqlite_run_sink.h"
@@ -49,7 +50,25 @@ struct CompareArgs {
     int repeat = 1;                  // the same comparison this many times, each its own stored run
     int precisionPrompts = 0;        // precision A/B after the run: prompts (0 = off)
     int64_t precisionGenTokens = 16; // and greedy reference tokens per prompt
+    std::string sweep;               // "", "rates" or "concurrency"
+    std::vector<double> sweepLevels; // explicit levels (empty: the defaults)
+    int sweepPoints = 6;             // default rate levels
 };
+
+// --sweep's options checked against the rest: the sweep sets the load itself.
+lab::SweepOptions sweepOptions(const CompareArgs& a) {
+    lab::SweepOptions o;
+    o.kind = a.sweep == "rates" ? lab::SweepKind::Rates : lab::SweepKind::Concurrency;
+    o.levels = a.sweepLevels;
+    o.ratePoints = a.sweepPoints;
+    if (a.repeat > 1) throw UsageError("--sweep and --repeat: a sweep stores one run per level; repeat it separately");
+    if (a.concurrency > 0 || a.rate > 0)
+        throw UsageError("--sweep sets the load at each level: no --concurrency or --rate (give --sweep-levels)");
+    if (o.kind == lab::SweepKind::Concurrency && a.burstiness > 0)
+        throw UsageError("--burstiness shapes open-loop arrivals: use it with --sweep rates");
+    if (const std::string why = lab::validateSweep(o); !why.empty()) throw UsageError("--" + why);
+    return o;
+}
 
 // Seed, warm-ups and arrivals, for synthetic and prompt-file workloads alike. --rate keeps
 // a workload file's open-loop kind (gamma, ramp) and burstiness unless --burstiness says.
@@ -421,7 +440,11 @@ void runCompare(const CompareArgs& a) {
     std::vector<int64_t> runIds;
     std::vector<lab::CandidateResult> results;
     const std::string baseName = opts.runInfo.name;
-    for (int k = 1; k <= a.repeat; ++k) {
+    if (!a.sweep.empty()) {
+        results = runCompareSweep(candidates, requests, opts, sweepOptions(a), spec.seed, sink ? dbPath : std::string());
+        if (results.empty()) throw RunFailed("the sweep ran no level");
+    }
+    for (int k = 1; k <= a.repeat && a.sweep.empty(); ++k) {
         if (a.repeat > 1) {
             std::cerr << "compare: repeat " << k << " of " << a.repeat << '\n';
             opts.runInfo.name = baseName + " (repeat " + std::to_string(k) + " of " + std::to_string(a.repeat) + ")";
@@ -443,7 +466,7 @@ void runCompare(const CompareArgs& a) {
                       << select << " --requirements FILE\n";
     }
     const bool toStdout = a.jsonOut == "-"; // the JSON on stdout, the table on stderr
-    printTable(results, toStdout ? std::cerr : std::cout);
+    if (a.sweep.empty()) printTable(results, toStdout ? std::cerr : std::cout); // a sweep printed its levels
     const bool noneOk = reportFailures(results);
     if (!a.jsonOut.empty()) {
         Json j;
@@ -542,6 +565,22 @@ void addCompareCommand(CLI::App& root) {
                     "Run the comparison N times, each stored as its own run, so that select measures run-to-run "
                     "variation (the table and --json show the last)")
         ->check(CLI::Range(1, 100))
+        ->capture_default_str();
+    CLI::Option* sweepOpt = cmd->add_option("--sweep", a->sweep,
+                    "Capacity sweep: run the comparison at rising load, each level stored as its own run for "
+                    "select's capacity figures: concurrency (closed loops at 1, 2, 4, ... 64) or rates (open loops "
+                    "after a concurrency-1 probe, 0.5x the slower's rate to 4x the faster's); stops once both "
+                    "candidates are saturated")
+        ->check(CLI::IsMember({"rates", "concurrency"}))
+        ->type_name("rates|concurrency");
+    cmd->add_option("--sweep-levels", a->sweepLevels,
+                    "The sweep's levels instead of the defaults, ascending: requests in flight, or requests/s")
+        ->delimiter(',')
+        ->type_name("L1,L2,...")
+        ->needs(sweepOpt);
+    cmd->add_option("--sweep-points", a->sweepPoints, "Rate sweep: how many default rate levels")
+        ->check(CLI::Range(2, 50))
+        ->needs(sweepOpt)
         ->capture_default_str();
     cmd->add_option("--name", a->name, "Name of the stored run (default: \"A vs B, workload\")");
     cmd->add_option("--tag", a->tags, "Tag the stored run (repeatable)")->allow_extra_args(false);

@@ -64,6 +64,11 @@ void printText(const lab::SelectionResult& r, std::optional<int64_t> savedId) {
                       << ", " << std::setprecision(4) << s.cost->perMillionTokens << " per million tokens\n"
                       << std::setprecision(3);
     }
+    if (!r.capacity.empty()) std::cout << "capacity (from the sweep's runs):\n";
+    for (const auto& c : r.capacity) {
+        std::cout << "  " << lab::capacitySentence(c) << '\n';
+        for (const auto& line : lab::capacityFormulaLines(c)) std::cout << "           " << line << '\n';
+    }
     std::cout << "monitor (fast mode):\n";
     for (const auto& m : r.monitoring) std::cout << "  " << m << '\n';
     if (savedId) std::cout << "saved as selection " << *savedId << '\n';
@@ -77,8 +82,8 @@ std::vector<lab::DeployFile> deploymentFilesOf(const SelectArgs& a, const lab::S
     if (!a.deployCandidate.empty()) named = a.deployCandidate == "fast" ? lab::Mode::Fast : lab::Mode::Regular;
     try {
         target = lab::deployTargetOf(run, result, named);
-        // No capacity sweep feeds the export yet: the manifest says its figures were not measured.
-        return lab::deploymentFiles(target, std::nullopt);
+        // The sweep's replicas and thresholds when the runs held one; else the manifest says "not measured".
+        return lab::deploymentFiles(target, lab::deployCapacityOf(result, target.mode));
     } catch (const lab::DeployExportError& e) {
         throw UsageError(std::string("--export-deploy: nothing exported: ") + e.what() +
                          (named ? "" : "; name the candidate with --deploy-candidate fast|regular"));

@@ -339,6 +339,7 @@ SessionStats SessionImpl::stats() const {
     s.prefixHits = m_prefixHits;
     s.kvBytesInUse = m_kvInUse;
     s.kvBytesCapacity = m_kvCapacity;
+    s.kvPooled = m_kvPool != nullptr;
     s.running = m_runningCount;
     s.waiting = m_waitingCount;
     s.finished = m_finished;

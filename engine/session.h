@@ -75,6 +75,7 @@ struct SessionStats {
     uint64_t prefixHits = 0;    // monotonic, tokens found there
     uint64_t kvBytesInUse = 0;  // blocks holding K/V (referenced or cached)
     uint64_t kvBytesCapacity = 0; // the pool's size (pool mode); in use (per-request mode)
+    bool kvPooled = false;        // a fixed KV pool: kvBytesCapacity is its size
     int64_t running = 0;
     int64_t waiting = 0;
     int64_t finished = 0;

@@ -244,8 +244,9 @@ void SelectionPage::writeDeployment(const lab::StoredRun& run) {
     QStringList paths;
     try {
         const lab::DeployTarget target = lab::deployTargetOf(run, *m_result, m_exportCandidate);
-        // No capacity sweep feeds the export yet: the manifest says its figures were not measured.
-        for (const auto& p : lab::writeDeploymentFiles(m_exportDir.toStdString(), lab::deploymentFiles(target, std::nullopt)))
+        // The sweep's replicas and thresholds when the selection had one; else the manifest says "not measured".
+        const auto capacity = lab::deployCapacityOf(*m_result, target.mode);
+        for (const auto& p : lab::writeDeploymentFiles(m_exportDir.toStdString(), lab::deploymentFiles(target, capacity)))
             paths << QString::fromStdString(p);
         m_status->setText(tr("Wrote the %1 candidate's deployment (%2 files) into %3.")
                               .arg(QString::fromUtf8(lab::modeName(target.mode)))

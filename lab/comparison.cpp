@@ -250,7 +250,9 @@ std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candida
         nlohmann::ordered_json all;
         for (const auto& r : results) {
             cancelled = cancelled || r.run.cancelled;
-            const auto summary = toJson(r.summary);
+            auto summary = toJson(r.summary);
+            // The KV pool's size, when the session has a fixed pool: capacity reads KV use as its share.
+            if (r.stats.kvPooled) summary["kv_bytes_capacity"] = r.stats.kvBytesCapacity;
             std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> series;
             for (const auto& [name, points] : summary["series"].items()) {
                 std::vector<std::pair<double, double>> pts;

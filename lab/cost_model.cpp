@@ -112,7 +112,11 @@ CostProjection projectMonthlyCost(const PriceSheet& p, const Volume& v) {
             c.tierDiscount += band * blended * p.tiers[i].discount;
         }
     }
-    if (v.requestsPerS > 0) {
+    if (v.replicas > 0) {
+        c.replicas = v.replicas;
+        c.acceleratorHours = v.replicas * kHoursPerMonth;
+        c.acceleratorCost = c.acceleratorHours * p.acceleratorHour;
+    } else if (v.requestsPerS > 0) {
         c.acceleratorHours = v.requests / v.requestsPerS / 3600.0;
         c.acceleratorCost = c.acceleratorHours * p.acceleratorHour;
     }
@@ -134,6 +138,7 @@ nlohmann::ordered_json toJson(const CostProjection& c) {
             {"tier_discount", c.tierDiscount},
             {"accelerator_hours", c.acceleratorHours},
             {"accelerator_cost", c.acceleratorCost},
+            {"replicas", c.replicas},
             {"base_fee", c.baseFee},
             {"total", c.total},
             {"per_million_tokens", c.perMillionTokens}};
@@ -152,6 +157,7 @@ CostProjection costProjectionFromJson(const nlohmann::json& j) {
     c.tierDiscount = j.at("tier_discount").get<double>();
     c.acceleratorHours = j.at("accelerator_hours").get<double>();
     c.acceleratorCost = j.at("accelerator_cost").get<double>();
+    c.replicas = j.value("replicas", 0); // absent in selections saved before capacity sweeps
     c.baseFee = j.at("base_fee").get<double>();
     c.total = j.at("total").get<double>();
     c.perMillionTokens = j.at("per_million_tokens").get<double>();
@@ -191,7 +197,11 @@ std::vector<std::string> costFormulaLines(const PriceSheet& p, const CostProject
                         (p.tiersApply == PriceSheet::TiersApply::Whole ? ": the whole volume at the highest tier reached"
                                                                        : ": the tokens above each threshold") +
                         ") − " + money(c.tierDiscount, cur));
-    if (c.acceleratorHours > 0)
+    if (c.acceleratorHours > 0 && c.replicas > 0)
+        lines.push_back("accelerator " + std::to_string(c.replicas) + (c.replicas == 1 ? " replica" : " replicas") +
+                        " × 720 h × " + money(p.acceleratorHour, cur) + "/h = " + money(c.acceleratorCost, cur) +
+                        " (provisioned for the peak)");
+    else if (c.acceleratorHours > 0)
         lines.push_back("accelerator " + groupedNumber(c.acceleratorHours, 1) + " h × " + money(p.acceleratorHour, cur) +
                         "/h = " + money(c.acceleratorCost, cur));
     if (c.baseFee > 0) lines.push_back("base fee " + money(c.baseFee, cur));

@@ -11,7 +11,9 @@
 //              discount = Σ_bands n_band·b·d_band;
 //              "whole": the highest tier whose threshold T exceeds discounts every token:
 //              discount = L·d_highest reached
-//   hardware   H = accelerator_hour × requests / measured_requests_per_s / 3600
+//   hardware   with a capacity sweep: H = accelerator_hour × replicas × 720 h (provisioned
+//              for the month's peak); without one: accelerator_hour × requests /
+//              measured_requests_per_s / 3600 (busy hours of one replica, a lower bound)
 //   total      = base_fee + token charge + H;   per million tokens = total / T × 1e6
 #pragma once
 
@@ -22,6 +24,10 @@
 #include <vector>
 
 namespace mb::lab {
+
+// The month every projection is of: 30 days.
+inline constexpr double kHoursPerMonth = 30 * 24.0;
+inline constexpr double kSecondsPerMonth = kHoursPerMonth * 3600.0;
 
 struct PriceSheet {
     std::string currency = "USD";
@@ -52,6 +58,7 @@ struct Volume {
     double outputTokensPerRequest = 0;
     double hitRate = 0;                // share of input tokens served from the prefix cache, [0, 1]
     double requestsPerS = 0;           // measured throughput; 0: no accelerator-hour charge
+    int replicas = 0;                  // a sweep's replicas for the peak: charged all month; 0: busy hours
 };
 
 struct CostProjection {
@@ -60,6 +67,7 @@ struct CostProjection {
     double inputCost = 0, cachedInputCost = 0, outputCost = 0; // at list price
     double tierDiscount = 0;     // subtracted from the token charges
     double acceleratorHours = 0, acceleratorCost = 0;
+    int replicas = 0; // > 0: acceleratorHours = replicas × 720 h (a capacity sweep sized them)
     double baseFee = 0;
     double total = 0;
     double perMillionTokens = 0; // total / (input + output) × 1e6; 0 without tokens

@@ -434,4 +434,23 @@ std::string commandLine(const ServerLaunch& s) {
     return out;
 }
 
+std::optional<DeployCapacity> deployCapacityOf(const SelectionResult& r, Mode mode) {
+    for (const ModeCapacity& c : r.capacity) {
+        if (c.mode != mode || !c.knee) continue;
+        DeployCapacity d;
+        if (c.sized) {
+            d.replicas = c.minReplicas;
+            d.maxReplicas = c.replicas;
+        }
+        d.scaleOutQueueDepth = c.scaleOutQueueDepth;
+        d.scaleInQueueDepth = c.scaleInQueueDepth;
+        if (c.scaleOutTtftP95Ms > 0) d.ttftP95Ms = c.scaleOutTtftP95Ms;
+        std::string runs;
+        for (const int64_t id : c.runIds) runs += (runs.empty() ? "" : ", ") + std::to_string(id);
+        d.source = "compare --sweep " + std::string(sweepKindName(c.kind)) + ", runs " + runs;
+        return d;
+    }
+    return std::nullopt;
+}
+
 } // namespace mb::lab

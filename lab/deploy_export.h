@@ -31,14 +31,19 @@ public:
 // figures are never made up: the manifest then carries inert defaults (one replica) and
 // says that they were not measured.
 struct DeployCapacity {
-    std::optional<int> replicas;    // pods that carry the month's peak (minReplicas), >= 1
-    std::optional<int> maxReplicas; // ceiling for bursts (default: replicas), >= replicas
+    std::optional<int> replicas;    // pods that carry the month's mean (minReplicas), >= 1
+    std::optional<int> maxReplicas; // pods that carry its peak (default: replicas), >= replicas
     std::optional<double>
         scaleOutQueueDepth;                  // waiting requests per pod above which to add one, > 0
     std::optional<double> scaleInQueueDepth; // ... below which one may go, < scaleOutQueueDepth
     std::optional<double> ttftP95Ms;         // TTFT p95 per pod (ms) above which to add one, > 0
     std::string source; // where it was measured, e.g. "compare --sweep, run 12"
 };
+
+// What the selection's capacity sweep measured for `mode` (ModeCapacity): replicas for the
+// month's mean and peak when it sized them, the thresholds at its knee; nullopt when the
+// selection has no sweep or the sweep found no knee for that mode.
+std::optional<DeployCapacity> deployCapacityOf(const SelectionResult& r, Mode mode);
 
 // The candidate to deploy: its stored profile and model, and why it was chosen.
 struct DeployTarget {

@@ -178,8 +178,10 @@ Requirements parseRequirements(const nlohmann::json& j) {
     if (j.contains("monthly")) {
         const auto& mo = j["monthly"];
         requireObject(mo, kWhat, "monthly");
-        rejectUnknownKeys(mo, {"requests", "input_tokens_per_request", "output_tokens_per_request"},
+        rejectUnknownKeys(mo, {"requests", "input_tokens_per_request", "output_tokens_per_request", "peak_to_mean"},
                           kWhat, "monthly.");
+        if (mo.contains("peak_to_mean"))
+            r.monthly.peakToMean = number(mo["peak_to_mean"], kWhat, "monthly.peak_to_mean", 1, 1000);
         if (mo.contains("requests")) r.monthly.requests = number(mo["requests"], kWhat, "monthly.requests", 0, kInf);
         if (mo.contains("input_tokens_per_request"))
             r.monthly.inputTokensPerRequest =
@@ -260,6 +262,7 @@ nlohmann::ordered_json toJson(const Requirements& r) {
     if (r.monthly.requests) monthly["requests"] = *r.monthly.requests;
     if (r.monthly.inputTokensPerRequest) monthly["input_tokens_per_request"] = *r.monthly.inputTokensPerRequest;
     if (r.monthly.outputTokensPerRequest) monthly["output_tokens_per_request"] = *r.monthly.outputTokensPerRequest;
+    monthly["peak_to_mean"] = r.monthly.peakToMean;
     j["monthly"] = std::move(monthly);
     j["weights"] = {{"latency", r.weights.latency}, {"cost", r.weights.cost}, {"features", r.weights.features}};
     j["ops_capability"] = opsCapabilityName(r.opsCapability);

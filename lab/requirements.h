@@ -49,6 +49,7 @@ struct Requirements {
         std::optional<double> requests; // per month; unset: the run's own request count
         std::optional<double> inputTokensPerRequest;  // unset: measured mean
         std::optional<double> outputTokensPerRequest; // unset: measured mean
+        double peakToMean = 3; // the busiest hour's rate over the month's mean, [1, 1000]: sizes replicas
     } monthly;
 
     struct Weights {

@@ -241,18 +241,23 @@ std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs) 
         return w;
     };
     std::vector<std::string> out;
-    if (runs.empty()) return out;
-    const nlohmann::json first = workloadOf(runs.front());
-    for (size_t i = 1; i < runs.size(); ++i) {
-        const nlohmann::json w = workloadOf(runs[i]);
+    // Sweep points replay the workload at other loads by design: only the deciding runs are repeats.
+    std::vector<const StoredRun*> repeats;
+    for (const StoredRun& r : runs)
+        if (!parsedOrEmpty(r.info.configJson).contains("sweep")) repeats.push_back(&r);
+    if (repeats.empty()) return out;
+    const nlohmann::json first = workloadOf(*repeats.front());
+    for (size_t i = 1; i < repeats.size(); ++i) {
+        const StoredRun& run = *repeats[i];
+        const nlohmann::json w = workloadOf(run);
         if (w == first) continue;
         std::string keys;
         for (const auto& [k, v] : w.items())
             if (!first.contains(k) || first[k] != v) keys += (keys.empty() ? "" : ", ") + k;
         for (const auto& [k, v] : first.items())
             if (!w.contains(k)) keys += (keys.empty() ? "" : ", ") + k;
-        out.push_back("run " + std::to_string(runs[i].id) + " has a different workload from run " +
-                      std::to_string(runs.front().id) + " (" + keys + " differ); repeats should replay one workload");
+        out.push_back("run " + std::to_string(run.id) + " has a different workload from run " +
+                      std::to_string(repeats.front()->id) + " (" + keys + " differ); repeats should replay one workload");
     }
     return out;
 }
@@ -285,8 +290,28 @@ const CandidateScore& SelectionResult::score(Mode m) const {
     throw std::out_of_range(std::string("no ") + modeName(m) + " candidate in the selection");
 }
 
+namespace {
+
+// The runs that decide, and the points of a load sweep (capacity only).
+std::pair<std::vector<StoredRun>, std::vector<StoredRun>> splitSweep(const std::vector<StoredRun>& all) {
+    std::vector<StoredRun> runs, sweep;
+    for (const StoredRun& r : all) (sweepTagOf(r) ? sweep : runs).push_back(r);
+    if (runs.empty() && !sweep.empty())
+        throw SelectionError("every run given is a point of a load sweep (compare --sweep); give the comparison "
+                             "run(s) to decide on as well: the sweep only sizes the capacity");
+    return {std::move(runs), std::move(sweep)};
+}
+
+} // namespace
+
 SelectionResult select(const Requirements& req, const std::optional<PriceSheet>& prices,
-                       const std::vector<StoredRun>& runs, const SelectionOptions& opt) {
+                       const std::vector<StoredRun>& allRuns, const SelectionOptions& opt) {
+    for (size_t i = 0; i < allRuns.size(); ++i) // a sweep point given twice, too
+        for (size_t k = 0; k < i; ++k)
+            if (allRuns[k].id == allRuns[i].id)
+                throw SelectionError("run " + std::to_string(allRuns[i].id) +
+                                     " is given more than once; repeats must be different runs");
+    const auto [runs, sweepRuns] = splitSweep(allRuns);
     const auto perRun = sidesOf(runs);
     std::vector<const Side*> fastSides, regularSides;
     for (const auto& [f, r] : perRun) {
@@ -294,10 +319,13 @@ SelectionResult select(const Requirements& req, const std::optional<PriceSheet>&
         regularSides.push_back(&r);
     }
     const Side fast = pooled(fastSides), regular = pooled(regularSides);
-    const Workload w = workloadOf(req, opt, runs, fast, regular);
+    Workload w = workloadOf(req, opt, runs, fast, regular);
 
     SelectionResult result;
-    for (const auto& run : runs) result.runIds.push_back(run.id);
+    for (const auto& run : allRuns) result.runIds.push_back(run.id);
+    result.capacity = capacityOf(req, sweepRuns);
+    for (const ModeCapacity& c : result.capacity)
+        if (c.sized) (c.mode == Mode::Fast ? w.fastReplicas : w.regularReplicas) = c.replicas;
     result.inputs = w.fastInputs;
     result.prices = prices;
 

@@ -5,13 +5,17 @@
 // JSON ("base", else "name"). Several runs of the same two candidates are repeats: the
 // decision pools their requests and the confidence comes from a seeded bootstrap over the
 // runs; one run gets no confidence figure (a within-run bootstrap only flags ties) and a
-// warning. docs/SELECTION.md has every formula.
+// warning. Runs that are points of a load sweep (their configuration's "sweep", written by
+// compare --sweep) do not enter the decision: they give each mode's capacity (lab/capacity.h).
+// docs/SELECTION.md has every formula.
 #pragma once
 
+#include "lab/capacity.h"
 #include "lab/cost_model.h"
 #include "lab/metrics.h"
 #include "lab/precision_check.h"
 #include "lab/requirements.h"
+#include "lab/selection_basics.h"
 #include "lab/stored_run.h"
 
 #include <nlohmann/json.hpp>
@@ -53,29 +57,11 @@ const char* verdictName(Verdict v); // "recommended", "no_clear_winner", "none_f
 // model context − 1); the profile cap alone when the model's context is unknown (<= 0).
 int64_t effectiveContextCap(int64_t profileCap, int64_t modelContext);
 
-enum class Mode { Fast, Regular };
-const char* modeName(Mode m); // "fast", "regular"
-
-// Runs that cannot be compared (no fast or no regular candidate, no stored requests, a
-// prompt file that cannot be read). One line.
-class SelectionError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 struct TraceEntry {
     std::string rule; // "feasibility", "quality", "context", "latency", "cost", "operations"
     bool fired = false;
     std::string detail; // one sentence with the measured numbers
-};
-
-struct SloCheck {
-    std::string key; // "ttft_ms.p95"
-    double limitMs = 0;
-    double measuredMs = 0; // the statistic over the candidate's Ok requests
-    bool met = false;
-    bool measured = true; // false when no Ok request defines the metric (measuredMs is then 0)
-    double headroom = 0;  // the bound's latency score in [0, 1] (docs/SELECTION.md)
 };
 
 // A figure measured in every run: mean, 95% interval and coefficient of variation across runs.
@@ -159,6 +145,8 @@ struct SelectionResult {
     } weights;
     InputLengths inputs;
     std::optional<PriceSheet> prices; // the sheet the costs used (report formulas)
+    // Each mode's capacity from the sweep runs among the inputs (fast first; empty without a sweep).
+    std::vector<ModeCapacity> capacity;
     std::vector<std::string> monitoring; // what a fast deployment must watch
     std::vector<int64_t> runIds;
 
@@ -180,9 +168,9 @@ struct SelectionOptions {
 // carries them, and the CLI prints them beside the recommendation.
 std::string dataCaveat(const CandidateScore& c);
 
-// Applies the rules to runs loaded with their requests. Throws SelectionError for runs
-// that cannot be compared (a run given twice among them), and what loadPromptFile throws
-// for a bad prompt file.
+// Applies the rules to runs loaded with their requests; sweep points among them size the
+// capacity instead. Throws SelectionError for runs that cannot be compared (a run given twice
+// among them, only sweep points), and what loadPromptFile throws for a bad prompt file.
 SelectionResult select(const Requirements& requirements, const std::optional<PriceSheet>& prices,
                        const std::vector<StoredRun>& runs, const SelectionOptions& options = {});
 

@@ -44,6 +44,9 @@ struct Workload {
     std::vector<int64_t> lengths;
     InputLengths fastInputs; // the context rule's view (fast's effective cap)
     double outputTokensPerRequest = 0; // pooled measured mean over both candidates' Ok requests
+    // Replicas a capacity sweep sized for the month's peak (0: no sweep, or not sized): the
+    // hardware cost is then replicas × 720 h × accelerator_hour.
+    int fastReplicas = 0, regularReplicas = 0;
 };
 
 // The fast and regular sides of each run, checked (SelectionError when they cannot be compared).

@@ -155,6 +155,9 @@ nlohmann::ordered_json toJson(const SelectionResult& r) {
                    {"profile_cap", r.inputs.profileCap},
                    {"model_context", r.inputs.modelContext}};
     j["monitoring"] = r.monitoring;
+    OJson capacity = OJson::array();
+    for (const ModeCapacity& c : r.capacity) capacity.push_back(toJson(c));
+    j["capacity"] = std::move(capacity);
     j["run_ids"] = r.runIds;
     return j;
 }
@@ -208,6 +211,8 @@ SelectionResult selectionResultFromJson(const nlohmann::json& j) {
                     in.at("share").get<double>(),        in.value("mean_tokens", 0.0),
                     in.value("profile_cap", in.at("cap").get<int64_t>()), in.value("model_context", int64_t{0})};
         r.monitoring = j.at("monitoring").get<std::vector<std::string>>();
+        if (j.contains("capacity")) // absent in selections saved before capacity sweeps
+            for (const auto& c : j.at("capacity")) r.capacity.push_back(modeCapacityFromJson(c));
         r.runIds = j.at("run_ids").get<std::vector<int64_t>>();
         return r;
     } catch (const nlohmann::json::exception& e) {

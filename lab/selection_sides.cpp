@@ -192,6 +192,7 @@ CandidateScore measure(const Side& side, const std::vector<size_t>& sample, cons
         v.outputTokensPerRequest = req.monthly.outputTokensPerRequest.value_or(workload.outputTokensPerRequest);
         v.hitRate = c.hitRate;
         v.requestsPerS = c.requestsPerS;
+        v.replicas = side.mode == Mode::Fast ? workload.fastReplicas : workload.regularReplicas;
         c.cost = projectMonthlyCost(*prices, v);
         v.hitRate = 0;
         c.costNoHits = projectMonthlyCost(*prices, v);
