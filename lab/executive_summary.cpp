@@ -321,8 +321,8 @@ std::string verdictLine(const SelectionResult& r) {
                          ? "feasibility: only " + mode + " mode meets every requirement"
                          : "the " + r.decidedBy + " rule";
     return "Recommendation: " +
-           std::string(r.recommendation == Mode::Fast ? "deploy fast" : "run regular") +
-           " mode, decided by " + by + ".";
+           std::string(r.recommendation == Mode::Fast ? "deploy fast" : "run regular") + " mode" +
+           (r.decidedBy.empty() ? "" : ", decided by " + by) + ".";
 }
 
 } // namespace

@@ -243,6 +243,8 @@ TEST(ExecutiveSummary, AnEmptyResultSaysLessAndDoesNotThrow) {
     EXPECT_EQ(s.verdictLine, "Recommendation: deploy fast mode, decided by the weighted score.");
     EXPECT_TRUE(s.numbers.empty());
     EXPECT_EQ(s.confidenceLine, "No confidence figure was recorded.");
+    r.decidedBy.clear(); // selections saved before decided_by named no rule
+    EXPECT_EQ(executiveSummary(r).verdictLine, "Recommendation: deploy fast mode.");
 }
 
 // The appendix: the constants of lab/selection.h written in, and the selection's figures through
