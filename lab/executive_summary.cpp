@@ -156,9 +156,12 @@ void latencyDecision(const CandidateScore& f, const CandidateScore* g,
             if (const SloCheck* gk = checkOf(*g, k->key)) secondary.push_back(sloNumber(*g, *gk));
     }
     if (!strict || !g) return;
-    // Unfired, the rule needs a requirement of at least 3 s that regular also meets.
+    // Unfired, the rule needs a requirement of at least 3 s that regular also meets on every
+    // TTFT bound: at least regular's slowest measured TTFT statistic.
     double needed = kLatencyRuleTtftMs;
-    const SloCheck* gt = tightest(*g, true);
+    const SloCheck* gt = nullptr;
+    for (const auto& k : g->slo)
+        if (isTtft(k) && k.measured && (!gt || k.measuredMs > gt->measuredMs)) gt = &k;
     if (gt) needed = std::max(needed, std::ceil(gt->measuredMs));
     change.push_back(
         "a TTFT requirement of " + ms(needed) + " or more (the latency rule fires under " +
@@ -179,8 +182,7 @@ void contextDecision(const SelectionResult& r, std::vector<DecidingNumber>& prim
                            cap});
         change.push_back("an over-cap tolerance of at least " + pct(in.share) +
                          " (the measured share), or a fast profile and model whose context holds "
-                         "the longest input "
-                         "(" +
+                         "the longest input (" +
                          grouped(static_cast<double>(in.longest), 0) +
                          " tokens), would let fast mode take the inputs");
     } else {
@@ -205,6 +207,13 @@ void costDecision(const SelectionResult& r, const CandidateScore& w,
                      "), would leave cost to the weighted score");
 }
 
+// What a tied score leaves: dominance decides when a candidate dominates (conclude in
+// selection.cpp).
+std::string tieOutcome(const SelectionResult& r) {
+    return r.dominant ? "dominance would decide (for " + std::string(modeName(*r.dominant)) + ")"
+                      : std::string("no clear winner");
+}
+
 void scoreDecision(const SelectionResult& r, const CandidateScore& w, const CandidateScore& l,
                    std::vector<DecidingNumber>& primary, std::vector<std::string>& change) {
     primary.push_back(scoreMarginNumber(r));
@@ -219,15 +228,15 @@ void scoreDecision(const SelectionResult& r, const CandidateScore& w, const Cand
         const double drop = (margin - kTieMargin) / lead.weight;
         if (drop <= lead.winner)
             change.push_back(std::string(modeName(w.mode)) + "'s " + lead.name +
-                             " score falling by " + num(drop, 3) + " (from " + num(lead.winner, 3) +
-                             " to " + num(lead.winner - drop, 3) +
-                             ") would bring the margin to the " + num(kTieMargin, 2) +
-                             " tie margin: no clear winner");
+                             " score falling by more than " + num(drop, 3) + " (from " +
+                             num(lead.winner, 3) + " to under " + num(lead.winner - drop, 3) +
+                             ") would bring the margin under the " + num(kTieMargin, 2) +
+                             " tie margin: " + tieOutcome(r));
     }
     if (r.confidence)
-        change.push_back("a confidence under " + num(kClearConfidence, 2) + " (now " +
-                         num(*r.confidence, 3) +
-                         ") in the bootstrap over the runs would make it no clear winner");
+        change.push_back(
+            "a confidence under " + num(kClearConfidence, 2) + " (now " + num(*r.confidence, 3) +
+            ") in the bootstrap over the runs would leave the score undecided: " + tieOutcome(r));
     else
         change.push_back(
             "repeating the comparison (compare --repeat 3) would measure the run-to-run noise: the "
@@ -274,7 +283,7 @@ void noneFeasible(const SelectionResult& r, std::vector<DecidingNumber>& primary
             if (!k.met && k.measured) {
                 ++sloGaps;
                 bounds +=
-                    (bounds.empty() ? "" : ", ") + boundText(k.key) + " ≤ " + measuredText(c, k);
+                    (bounds.empty() ? "" : ", ") + boundText(k.key) + " ≤ " + ms(k.measuredMs);
             }
         if (sloGaps > 0 && static_cast<size_t>(sloGaps) == c.gaps.size())
             change.push_back("bounds at " + std::string(modeName(c.mode)) +
