@@ -2,6 +2,7 @@
 #include "gui/selection_page.h"
 
 #include "gui/bar_chart.h"
+#include "gui/executive_summary_view.h"
 #include "gui/requirements_form.h"
 #include "lab/atomic_file.h"
 #include "lab/deploy_export.h"
@@ -91,18 +92,17 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
 
     auto* right = new QWidget;
     auto* r = new QVBoxLayout(right);
-    m_recommendation = new QLabel(tr("No decision yet: choose a run and press Decide."));
+    m_summary = new ExecutiveSummaryView;
+    m_summary->setObjectName(QStringLiteral("selection.summary"));
+    r->addWidget(m_summary);
+    m_recommendation = new QLabel;
     m_recommendation->setObjectName(QStringLiteral("selection.recommendation"));
     m_recommendation->setWordWrap(true);
-    QFont big = m_recommendation->font();
-    big.setPointSizeF(big.pointSizeF() * 1.5);
-    big.setBold(true);
-    m_recommendation->setFont(big);
     r->addWidget(m_recommendation);
-    m_confidence = new QLabel;
-    m_confidence->setObjectName(QStringLiteral("selection.confidence"));
-    m_confidence->setWordWrap(true);
-    r->addWidget(m_confidence);
+    m_warnings = new QLabel;
+    m_warnings->setObjectName(QStringLiteral("selection.warnings"));
+    m_warnings->setWordWrap(true);
+    r->addWidget(m_warnings);
     m_trace = new QTableWidget(0, 3);
     m_trace->setObjectName(QStringLiteral("selection.trace"));
     m_trace->setHorizontalHeaderLabels({tr("rule"), tr("fired"), tr("measured")});
@@ -265,12 +265,12 @@ void SelectionPage::failExport(const QString& message) {
 }
 
 void SelectionPage::show(const lab::SelectionResult& r) {
-    // The headline, basis and warnings are lab's sentences, the same the CLI and the report print.
-    m_recommendation->setText(tr("Recommendation: %1").arg(QString::fromStdString(r.headline)));
-    QStringList basis{QString::fromStdString(r.basis)};
-    for (size_t i = 1; i < r.tieReasons.size(); ++i) basis << QString::fromStdString(r.tieReasons[i]);
-    for (const auto& w : r.warnings) basis << tr("Warning: %1").arg(QString::fromStdString(w));
-    m_confidence->setText(basis.join(QStringLiteral(". ")) + QStringLiteral("."));
+    // The summary, headline and warnings are lab's sentences, the same the CLI and the report print.
+    m_summary->setSummary(lab::executiveSummary(r));
+    m_recommendation->setText(tr("Headline: %1").arg(QString::fromStdString(r.headline)));
+    QStringList warnings;
+    for (const auto& w : r.warnings) warnings << tr("Warning: %1.").arg(QString::fromStdString(w));
+    m_warnings->setText(warnings.join(QLatin1Char(' ')));
     m_trace->setRowCount(static_cast<int>(r.trace.size() + r.conflicts.size()));
     int row = 0;
     for (const auto& t : r.trace) {

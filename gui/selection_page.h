@@ -16,14 +16,17 @@ class QTableWidget;
 
 namespace mb::gui {
 
+class ExecutiveSummaryView;
 class RequirementsForm;
 
 // UI thread. The decision runs on the store thread (StoreClient::select), which also saves
-// it; the page shows the recommendation, confidence, the four rules' trace, the scores and
-// the monthly cost. "Export deployment…" writes the chosen candidate's launch settings
-// (lab/deploy_export.h) into a directory. Widgets are named "selection.<name>" (run, repeats,
-// prices, decide, export_deploy, recommendation, confidence, trace, scores_chart, cost_chart,
-// monitoring, status).
+// it; the page shows the executive summary first (lab::executiveSummary, as the report opens:
+// verdict, confidence with its basis, the deciding numbers, what would change the decision),
+// then the headline, warnings, the four rules' trace, the scores and the monthly cost.
+// "Export deployment…" writes the chosen candidate's launch settings (lab/deploy_export.h)
+// into a directory. Widgets are named "selection.<name>" (run, repeats, prices, decide,
+// export_deploy, summary, recommendation, warnings, trace, scores_chart, cost_chart,
+// monitoring, status); the summary's own children "summary.<name>" (ExecutiveSummaryView).
 class SelectionPage : public QWidget {
     Q_OBJECT
 public:
@@ -62,8 +65,9 @@ private:
     QLineEdit* m_prices;
     QPushButton* m_decide;
     QPushButton* m_exportDeploy;
+    ExecutiveSummaryView* m_summary;
     QLabel* m_recommendation;
-    QLabel* m_confidence;
+    QLabel* m_warnings;
     QTableWidget* m_trace;
     QChartView* m_scores;
     QChartView* m_cost;

@@ -246,46 +246,7 @@ ReportSection recommendationSection(const std::optional<ReportSelection>& sel) {
     return s;
 }
 
-} // namespace
-
-const ReportChart* Report::chart(const std::string& id) const {
-    for (const auto& c : charts)
-        if (c.id == id) return &c;
-    return nullptr;
-}
-
-std::string candidateName(const StoredRun& run, const StoredCandidate& c) {
-    const OJson p = parsedOrNull(c.info.profileJson);
-    const std::string profile = p.is_object() && p.contains("name") && p["name"].is_string()
-                                    ? p["name"].get<std::string>()
-                                    : std::string("?");
-    return "#" + std::to_string(run.id) + " " + c.info.label + " (" + profile + ")";
-}
-
-Report buildReport(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& sel,
-                   const std::string& generatedAt) {
-    Report rep;
-    rep.generatedAt = generatedAt;
-    rep.selection = sel;
-    std::string ids;
-    for (const auto& r : runs) {
-        rep.runIds.push_back(r.id);
-        ids += (ids.empty() ? "#" : ", #") + std::to_string(r.id);
-    }
-    rep.title = "ModeBench selection report: run" + std::string(runs.size() > 1 ? "s " : " ") + ids;
-
-    std::vector<Measured> ms;
-    for (const auto& run : runs)
-        for (const auto& c : run.candidates) {
-            Measured m{candidateName(run, c), {}, false, &c};
-            m.summary = summaryOf(c, m.fromRequests);
-            ms.push_back(std::move(m));
-        }
-
-    // 1. Recommendation and confidence.
-    rep.sections.push_back(recommendationSection(sel));
-
-    // 2. Requirements.
+ReportSection requirementsSection(const std::optional<ReportSelection>& sel) {
     ReportSection req{"requirements", "Requirements", {}, {}, {}};
     if (sel) {
         req.tables.push_back(keyValueTable("Requirements", sel->requirements));
@@ -294,9 +255,10 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
     } else {
         req.paragraphs.push_back("No requirements: no selection was made.");
     }
-    rep.sections.push_back(std::move(req));
+    return req;
+}
 
-    // 3. Candidates with full configuration and environment.
+ReportSection candidatesSection(const std::vector<StoredRun>& runs) {
     ReportSection cand{"candidates", "Candidates, configuration and environment", {}, {}, {}};
     ReportTable overview{"Candidates", {"candidate", "target", "model", "bytes", "sha256", "requests"}, {}};
     for (const auto& run : runs)
@@ -319,9 +281,10 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
         env["config"] = parsedOrNull(run.info.configJson);
         cand.tables.push_back(keyValueTable("Environment and workload of run #" + std::to_string(run.id), env));
     }
-    rep.sections.push_back(std::move(cand));
+    return cand;
+}
 
-    // 4. Metric tables with percentiles.
+ReportSection metricsSection(const std::vector<Measured>& ms) {
     ReportSection met{"metrics", "Metrics", {}, {}, {}};
     met.tables.push_back(distributionTable("TTFT (ms)", ms, &RunSummary::ttftMs, 1));
     met.tables.push_back(distributionTable("TPOT (ms)", ms, &RunSummary::tpotMs, 2));
@@ -337,30 +300,72 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
                             num(m.summary.requestsPerS, 2), num(m.summary.outputTokensPerS, 1),
                             num(m.summary.hitRate, 3)});
     met.tables.push_back(std::move(thr));
-    if (std::any_of(ms.begin(), ms.end(), [](const Measured& m) { return m.summary.precision.has_value(); })) {
-        ReportTable pt{"Precision A/B (against the same model file in F32)",
-                       {"candidate", "precision", "prompts", "positions", "greedy agreement", "mean KL (nats)",
-                        "perplexity", "reference perplexity"},
-                       {}};
-        for (const auto& m : ms) {
-            if (!m.summary.precision) {
-                pt.rows.push_back({m.name, "not checked", "", "", "", "", "", ""});
-                continue;
-            }
-            const PrecisionCheck& p = *m.summary.precision;
-            pt.rows.push_back({m.name, p.precision, std::to_string(p.prompts), std::to_string(p.positions),
-                               num(p.agreement, 4), num(p.meanKl, 6), num(p.candidatePerplexity, 3),
-                               num(p.referencePerplexity, 3)});
+    if (std::none_of(ms.begin(), ms.end(), [](const Measured& m) { return m.summary.precision.has_value(); }))
+        return met;
+    ReportTable pt{"Precision A/B (against the same model file in F32)",
+                   {"candidate", "precision", "prompts", "positions", "greedy agreement", "mean KL (nats)",
+                    "perplexity", "reference perplexity"},
+                   {}};
+    for (const auto& m : ms) {
+        if (!m.summary.precision) {
+            pt.rows.push_back({m.name, "not checked", "", "", "", "", "", ""});
+            continue;
         }
-        met.tables.push_back(std::move(pt));
-        met.paragraphs.push_back("Precision A/B: the reference (the model file computed in F32) continues each "
-                                 "prompt greedily; both then score prompt and continuation. Agreement is the share "
-                                 "of positions whose most likely next token is the same; KL compares the full "
-                                 "next-token distributions.");
+        const PrecisionCheck& p = *m.summary.precision;
+        pt.rows.push_back({m.name, p.precision, std::to_string(p.prompts), std::to_string(p.positions),
+                           num(p.agreement, 4), num(p.meanKl, 6), num(p.candidatePerplexity, 3),
+                           num(p.referencePerplexity, 3)});
     }
-    rep.sections.push_back(std::move(met));
+    met.tables.push_back(std::move(pt));
+    met.paragraphs.push_back("Precision A/B: the reference (the model file computed in F32) continues each "
+                             "prompt greedily; both then score prompt and continuation. Agreement is the share "
+                             "of positions whose most likely next token is the same; KL compares the full "
+                             "next-token distributions.");
+    return met;
+}
 
-    // 5. Charts.
+// The cost bars, the projection table (with the 0% and 100% hit reference rows) and each bill's formula.
+void addCost(const SelectionResult& r, Report& rep, ReportSection& charts) {
+    const std::string& currency = r.scores[0].cost->currency;
+    ReportChart cost{"cost", "Projected monthly cost (" + currency + ")", "", currency, ReportChart::Kind::Bars,
+                     {"uncached input", "cached input", "output", "accelerator", "base fee", "tier discount", "total"},
+                     {}};
+    ReportTable t{"Monthly cost projection (" + currency + ")",
+                  {"mode", "input tokens", "cached share", "input", "cached input", "output", "accelerator",
+                   "base fee", "tier discount", "total", "per million tokens"},
+                  {}};
+    auto row = [](const std::string& label, const CostProjection& p) {
+        return std::vector<std::string>{label, num(p.inputTokens, 0),
+                                        num(p.inputTokens > 0 ? p.cachedInputTokens / p.inputTokens : 0, 3),
+                                        num(p.inputCost, 2), num(p.cachedInputCost, 2), num(p.outputCost, 2),
+                                        num(p.acceleratorCost, 2), num(p.baseFee, 2), num(p.tierDiscount, 2),
+                                        num(p.total, 2), num(p.perMillionTokens, 4)};
+    };
+    for (const auto& s : r.scores) {
+        const CostProjection& p = *s.cost;
+        cost.series.push_back({modeName(s.mode),
+                               {{0, p.inputCost}, {1, p.cachedInputCost}, {2, p.outputCost}, {3, p.acceleratorCost},
+                                {4, p.baseFee}, {5, -p.tierDiscount}, {6, p.total}}});
+        t.rows.push_back(row(modeName(s.mode), p));
+    }
+    // Reference rows: the same month with no cache hits and with every input cached.
+    for (const auto& s : r.scores) {
+        if (s.costNoHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 0% hits", *s.costNoHits));
+        if (s.costAllHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 100% hits", *s.costAllHits));
+    }
+    rep.charts.push_back(std::move(cost));
+    charts.chartIds.push_back("cost");
+    charts.tables.push_back(std::move(t));
+    if (!r.prices) return;
+    for (const auto& s : r.scores) {
+        std::string formula = std::string("Cost of ") + modeName(s.mode) + ": ";
+        const auto lines = costFormulaLines(*r.prices, *s.cost);
+        for (size_t i = 0; i < lines.size(); ++i) formula += (i ? "; " : "") + lines[i];
+        charts.paragraphs.push_back(formula + ".");
+    }
+}
+
+ReportSection chartsSection(const std::vector<Measured>& ms, const std::optional<ReportSelection>& sel, Report& rep) {
     rep.charts.push_back(ttftHistogram(ms));
     rep.charts.push_back(e2eCdf(ms));
     rep.charts.push_back(overTime(ms, "ttft_over_time", "TTFT over time", "TTFT (ms)", "ttft_ms",
@@ -371,110 +376,87 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
                                   &RunSummary::Series::throughput));
     ReportSection charts{"charts", "Charts", {}, {}, {}};
     for (const auto& c : rep.charts) charts.chartIds.push_back(c.id);
-    if (sel && sel->result.scores.size() == 2 && sel->result.scores[0].cost) {
-        ReportChart cost{"cost", "Projected monthly cost (" + sel->result.scores[0].cost->currency + ")", "",
-                         sel->result.scores[0].cost->currency, ReportChart::Kind::Bars,
-                         {"uncached input", "cached input", "output", "accelerator", "base fee", "tier discount", "total"},
-                         {}};
-        ReportTable t{"Monthly cost projection",
-                      {"mode", "input tokens", "cached share", "input", "cached input", "output", "accelerator",
-                       "base fee", "tier discount", "total", "per million tokens"},
-                      {}};
-        auto row = [](const std::string& label, const CostProjection& p) {
-            return std::vector<std::string>{label, num(p.inputTokens, 0),
-                                            num(p.inputTokens > 0 ? p.cachedInputTokens / p.inputTokens : 0, 3),
-                                            num(p.inputCost, 2), num(p.cachedInputCost, 2), num(p.outputCost, 2),
-                                            num(p.acceleratorCost, 2), num(p.baseFee, 2), num(p.tierDiscount, 2),
-                                            num(p.total, 2), num(p.perMillionTokens, 4)};
-        };
-        for (const auto& s : sel->result.scores) {
-            const CostProjection& p = *s.cost;
-            cost.series.push_back({modeName(s.mode),
-                                   {{0, p.inputCost}, {1, p.cachedInputCost}, {2, p.outputCost}, {3, p.acceleratorCost},
-                                    {4, p.baseFee}, {5, -p.tierDiscount}, {6, p.total}}});
-            t.rows.push_back(row(modeName(s.mode), p));
-        }
-        // Reference rows: the same month with no cache hits and with every input cached.
-        for (const auto& s : sel->result.scores) {
-            if (s.costNoHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 0% hits", *s.costNoHits));
-            if (s.costAllHits) t.rows.push_back(row(std::string(modeName(s.mode)) + " at 100% hits", *s.costAllHits));
-        }
-        rep.charts.push_back(std::move(cost));
-        charts.chartIds.push_back("cost");
-        charts.tables.push_back(std::move(t));
-        if (sel->result.prices)
-            for (const auto& s : sel->result.scores) {
-                std::string formula = std::string("Cost of ") + modeName(s.mode) + ": ";
-                const auto lines = costFormulaLines(*sel->result.prices, *s.cost);
-                for (size_t i = 0; i < lines.size(); ++i) formula += (i ? "; " : "") + lines[i];
-                charts.paragraphs.push_back(formula + ".");
-            }
-    }
-    rep.sections.push_back(std::move(charts));
+    if (sel && sel->result.scores.size() == 2 && sel->result.scores[0].cost && sel->result.scores[1].cost)
+        addCost(sel->result, rep, charts);
+    return charts;
+}
 
-    // 6. Decision trace.
+ReportSection traceSection(const std::optional<ReportSelection>& sel) {
     ReportSection trace{"trace", "Decision trace", {}, {}, {}};
-    if (sel) {
-        ReportTable t{"Rules, in order", {"rule", "fired", "detail"}, {}};
-        for (const auto& e : sel->result.trace) t.rows.push_back({e.rule, e.fired ? "yes" : "no", e.detail});
-        trace.tables.push_back(std::move(t));
-        for (const auto& c : sel->result.conflicts) trace.paragraphs.push_back("Conflict: " + c + ".");
-    } else {
+    if (!sel) {
         trace.paragraphs.push_back("No selection: no rules were applied.");
+        return trace;
     }
-    rep.sections.push_back(std::move(trace));
+    ReportTable t{"Rules, in order", {"rule", "fired", "detail"}, {}};
+    for (const auto& e : sel->result.trace) t.rows.push_back({e.rule, e.fired ? "yes" : "no", e.detail});
+    trace.tables.push_back(std::move(t));
+    for (const auto& c : sel->result.conflicts) trace.paragraphs.push_back("Conflict: " + c + ".");
+    return trace;
+}
 
-    // 7. Migration checklist and flowchart state.
-    ReportSection mig{"migration", "Migration checklist and flowchart", {}, {}, {}};
-    if (sel && sel->migration) {
-        const MigrationState& m = *sel->migration;
-        mig.paragraphs.push_back(std::string("Current node: ") + nodeName(m.node) + " (" + nodeTitle(m.node) + "). " +
-                                 m.lastNote + (m.rolledBack ? " Rolled back: " + m.rollbackReason + "." : ""));
-        ReportTable flow{"Flowchart", {"node", "step", "state", "visits"}, {}};
-        for (int i = 0; i <= static_cast<int>(MigrationNode::I); ++i) {
-            const auto n = static_cast<MigrationNode>(i);
-            const auto visits = std::count(m.path.begin(), m.path.end(), n);
-            flow.rows.push_back({nodeName(n), nodeTitle(n), n == m.node ? "current" : visits > 0 ? "passed" : "pending",
-                                 std::to_string(visits)});
-        }
-        mig.tables.push_back(std::move(flow));
-        const Checklist& c = m.checklist;
-        std::string metrics;
-        for (const auto& x : c.monitoringMetrics) metrics += (metrics.empty() ? "" : "; ") + x;
-        mig.tables.push_back({"Checklist",
-                              {"item", "answer"},
-                              {{"client streams", c.clientStreams ? (*c.clientStreams ? "yes" : "no") : "not answered"},
-                               {"warm-up plan", c.warmupPlan},
-                               {"monitoring metrics", metrics},
-                               {"rollback plan", c.rollbackPlan}}});
-        if (!m.proposals.empty()) {
-            ReportTable p{"Batching adjustments", {"max_batch", "max_batch_tokens", "max_wait_ms", "reason"}, {}};
-            for (const auto& x : m.proposals)
-                p.rows.push_back({std::to_string(x.from.maxBatch) + " -> " + std::to_string(x.to.maxBatch),
-                                  std::to_string(x.from.maxBatchTokens) + " -> " + std::to_string(x.to.maxBatchTokens),
-                                  num(x.from.maxWaitMs, 1) + " -> " + num(x.to.maxWaitMs, 1), x.reason});
-            mig.tables.push_back(std::move(p));
-        }
-    } else {
-        mig.paragraphs.push_back("The migration walk-through has not been started for this selection.");
-    }
-    rep.sections.push_back(std::move(mig));
-
-    // 8. Deployment: the chosen candidate's launch settings (PRODUCT.md §13).
-    rep.sections.push_back(deploymentSection(runs, sel));
-
-    // 9. Run identifiers for the raw data.
-    ReportSection ids8{"runs", "Runs (raw data)", {}, {}, {}};
+ReportSection runsSection(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& sel) {
+    ReportSection ids{"runs", "Runs (raw data)", {}, {}, {}};
     ReportTable rt{"Runs", {"run id", "name", "created (UTC)", "status", "candidate ids"}, {}};
     for (const auto& run : runs) {
         std::string cids;
         for (const auto& c : run.candidates) cids += (cids.empty() ? "" : ", ") + std::to_string(c.id);
         rt.rows.push_back({std::to_string(run.id), run.info.name, run.createdAt, runStatusName(run.status), cids});
     }
-    ids8.tables.push_back(std::move(rt));
-    ids8.paragraphs.push_back("Export the raw requests with: modebench-cli runs export ID");
-    if (sel && sel->id > 0) ids8.paragraphs.push_back("Selection id: " + std::to_string(sel->id) + ".");
-    rep.sections.push_back(std::move(ids8));
+    ids.tables.push_back(std::move(rt));
+    ids.paragraphs.push_back("Export the raw requests with: modebench-cli runs export ID");
+    if (sel && sel->id > 0) ids.paragraphs.push_back("Selection id: " + std::to_string(sel->id) + ".");
+    return ids;
+}
+
+} // namespace
+
+const ReportChart* Report::chart(const std::string& id) const {
+    for (const auto& c : charts)
+        if (c.id == id) return &c;
+    return nullptr;
+}
+
+std::string candidateName(const StoredRun& run, const StoredCandidate& c) {
+    const OJson p = parsedOrNull(c.info.profileJson);
+    const std::string profile = p.is_object() && p.contains("name") && p["name"].is_string()
+                                    ? p["name"].get<std::string>()
+                                    : std::string("?");
+    return "#" + std::to_string(run.id) + " " + c.info.label + " (" + profile + ")";
+}
+
+Report buildReport(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& sel,
+                   const std::string& generatedAt) {
+    Report rep;
+    rep.generatedAt = generatedAt;
+    rep.selection = sel;
+    if (sel) rep.summary = executiveSummary(sel->result);
+    std::string ids;
+    for (const auto& r : runs) {
+        rep.runIds.push_back(r.id);
+        ids += (ids.empty() ? "#" : ", #") + std::to_string(r.id);
+    }
+    rep.title = "ModeBench selection report: run" + std::string(runs.size() > 1 ? "s " : " ") + ids;
+
+    std::vector<Measured> ms;
+    for (const auto& run : runs)
+        for (const auto& c : run.candidates) {
+            Measured m{candidateName(run, c), {}, false, &c};
+            m.summary = summaryOf(c, m.fromRequests);
+            ms.push_back(std::move(m));
+        }
+
+    // PRODUCT.md §8's contents, the executive summary first and the formulas last.
+    rep.sections.push_back(summarySection(rep.summary));
+    rep.sections.push_back(recommendationSection(sel));
+    rep.sections.push_back(requirementsSection(sel));
+    rep.sections.push_back(candidatesSection(runs));
+    rep.sections.push_back(metricsSection(ms));
+    rep.sections.push_back(chartsSection(ms, sel, rep));
+    rep.sections.push_back(traceSection(sel));
+    rep.sections.push_back(migrationSection(sel));
+    rep.sections.push_back(deploymentSection(runs, sel)); // PRODUCT.md §13
+    rep.sections.push_back(runsSection(runs, sel));
+    rep.sections.push_back(appendixSection(sel));
     return rep;
 }
 

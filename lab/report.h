@@ -5,6 +5,7 @@
 // as data series. Renderers own no content: a new format walks the same sections.
 #pragma once
 
+#include "lab/executive_summary.h"
 #include "lab/migration.h"
 #include "lab/selection.h"
 #include "lab/stored_run.h"
@@ -40,8 +41,8 @@ struct ReportChart {
 };
 
 struct ReportSection {
-    std::string id; // "recommendation", "requirements", "candidates", "metrics", "charts", "trace", "migration",
-                    // "deployment", "runs"
+    std::string id; // "summary", "recommendation", "requirements", "candidates", "metrics", "charts", "trace",
+                    // "migration", "deployment", "runs", "appendix"
     std::string title;
     std::vector<std::string> paragraphs;
     std::vector<ReportTable> tables;
@@ -62,7 +63,10 @@ struct Report {
     std::string generatedAt; // ISO-8601 UTC, given by the caller (reports are reproducible)
     std::vector<int64_t> runIds;
     std::optional<ReportSelection> selection;
-    std::vector<ReportSection> sections; // in the order of PRODUCT.md §8, deployment (§13) before the runs
+    std::optional<ExecutiveSummary> summary; // executiveSummary(selection->result); none without a selection
+    // The executive summary first, then PRODUCT.md §8's order (deployment, §13, before the runs),
+    // and the score formulas as the appendix last.
+    std::vector<ReportSection> sections;
     std::vector<ReportChart> charts;
 
     const ReportChart* chart(const std::string& id) const;
@@ -72,6 +76,16 @@ struct Report {
 // candidate without requests is reported from its stored summary and series only.
 Report buildReport(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& selection,
                    const std::string& generatedAt);
+
+// The "summary" section (report_summary.cpp): the verdict, the confidence with its basis, the
+// deciding numbers and what would change the decision; without a selection, that there is none.
+ReportSection summarySection(const std::optional<ExecutiveSummary>& summary);
+// The "appendix" section (report_summary.cpp): scoreFormulas of the selection as a table.
+ReportSection appendixSection(const std::optional<ReportSelection>& selection);
+// The "migration" section (report_migration.cpp): the selection's monitoring plan, the flowchart
+// state, the warm-up, every monitoring pass (node F) against the bounds, the checklist and the
+// batching adjustments.
+ReportSection migrationSection(const std::optional<ReportSelection>& selection);
 
 // The "deployment" section (report_deployment.cpp): the recommended candidate's launch command
 // per server and the knobs without an equivalent (lab/deploy_export.h), or why there is none.

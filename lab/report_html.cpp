@@ -89,7 +89,7 @@ std::string renderHtml(const Report& rep, const HtmlOptions& opt) {
     for (const auto& sec : rep.sections) {
         h << "<h2 id=\"" << escape(sec.id) << "\">" << escape(sec.title) << "</h2>\n";
         for (size_t i = 0; i < sec.paragraphs.size(); ++i) {
-            const bool lead = sec.id == "recommendation" && i == 0;
+            const bool lead = (sec.id == "summary" || sec.id == "recommendation") && i == 0;
             h << (lead ? "<p class=\"recommendation\">" : "<p>") << (lead && opt.richTextSubset ? "<b>" : "")
               << escape(sec.paragraphs[i]) << (lead && opt.richTextSubset ? "</b>" : "") << "</p>\n";
         }

@@ -29,7 +29,8 @@ struct HtmlOptions {
 std::string renderHtml(const Report& report, const HtmlOptions& options = {});
 std::string renderMarkdown(const Report& report);
 // {"format": "modebench-report", "format_version": 1, "title", "generated_at", "run_ids",
-//  "selection": {...} | null, "migration": {...} | null, "sections": [...], "charts": [...]}
+//  "executive_summary": {...} | null (lab/executive_summary.h), "selection": {...} | null,
+//  "migration": {...} | null, "sections": [...], "charts": [...]}
 nlohmann::ordered_json renderJson(const Report& report);
 // Long format, RFC 4180: section,table,row,column,value for every table cell, then
 // chart,<id>,<series>,<x>,<y> for every chart point.

@@ -117,6 +117,8 @@ OJson renderJson(const Report& rep) {
     j["title"] = rep.title;
     j["generated_at"] = rep.generatedAt;
     j["run_ids"] = rep.runIds;
+    // What a reader sees first, before the documents it rests on.
+    j["executive_summary"] = rep.summary ? toJson(*rep.summary) : OJson();
     if (rep.selection) {
         j["selection_id"] = rep.selection->id > 0 ? OJson(rep.selection->id) : OJson();
         j["selection"] = toJson(rep.selection->result);

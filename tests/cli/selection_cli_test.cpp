@@ -177,9 +177,10 @@ TEST_F(SelectCli, BadInputIsOneLineAndExitCodeTwo) {
 
 namespace {
 
-const char* kSectionTitles[] = {"Recommendation", "Requirements", "Candidates, configuration and environment",
-                                "Metrics", "Charts", "Decision trace", "Migration checklist and flowchart",
-                                "Deployment", "Runs (raw data)"};
+const char* kSectionTitles[] = {"Executive summary", "Recommendation", "Requirements",
+                                "Candidates, configuration and environment", "Metrics", "Charts", "Decision trace",
+                                "Migration checklist and flowchart", "Deployment", "Runs (raw data)",
+                                "Appendix: score formulas"};
 
 } // namespace
 
@@ -221,7 +222,9 @@ TEST_F(SelectCli, ReportInEveryFormat) {
     EXPECT_EQ(j["selection_id"], selId);
     EXPECT_EQ(j["run_ids"], nlohmann::json::array({run}));
     EXPECT_EQ(j["migration"]["node"], "D");
-    EXPECT_EQ(j["sections"].size(), 9u);
+    EXPECT_EQ(j["sections"].size(), std::size(kSectionTitles));
+    EXPECT_EQ(j["executive_summary"]["verdict_line"], "Recommendation: deploy fast mode, decided by the cost rule.");
+    EXPECT_EQ(j["executive_summary"]["numbers"][0]["label"], "fast monthly bill");
 
     const auto rows = mb::test::readCsv(report("csv"));
     ASSERT_GT(rows.size(), 50u);
@@ -245,8 +248,10 @@ TEST_F(SelectCli, ReportInEveryFormat) {
                               .c_str()),
               0);
     const std::string extracted = mb::test::slurp(text);
-    for (const char* t : {"Recommendation", "Requirements", "Metrics", "Decision trace", "Runs (raw data)"})
+    for (const char* t : {"Executive summary", "Recommendation", "Requirements", "Metrics", "Decision trace",
+                          "Runs (raw data)", "Score formulas"})
         EXPECT_NE(extracted.find(t), std::string::npos) << t << " in:\n" << extracted.substr(0, 2000);
+    EXPECT_LT(extracted.find("Executive summary"), extracted.find("Decision trace"));
     EXPECT_NE(extracted.find("#" + std::to_string(run)), std::string::npos);
 }
 

@@ -13,6 +13,7 @@
 #include "gui/selection_page.h"
 #include "gui/playground_page.h"
 #include "gui/workload_designer.h"
+#include "lab/executive_summary.h"
 #include "page_helpers.h"
 #include "test_data.h"
 
@@ -392,10 +393,12 @@ TEST(Gui, SelectionMigrationAndReportFollowABenchmark) {
     EXPECT_EQ(trace->item(1, 0)->text(), QStringLiteral("quality"));
     EXPECT_EQ(trace->item(2, 0)->text(), QStringLiteral("context"));
     EXPECT_EQ(trace->item(5, 0)->text(), QStringLiteral("operations"));
-    // The label shows lab's headline: a mode, "no clear winner" or "none feasible".
+    // The summary opens with lab's verdict line, and the label below shows lab's headline.
     ASSERT_TRUE(w.selection()->result().has_value());
+    EXPECT_EQ(w.findChild<QLabel*>(QStringLiteral("summary.verdict"))->text().toStdString(),
+              lab::executiveSummary(*w.selection()->result()).verdictLine);
     EXPECT_EQ(w.findChild<QLabel*>(QStringLiteral("selection.recommendation"))->text(),
-              QStringLiteral("Recommendation: ") + QString::fromStdString(w.selection()->result()->headline));
+              QStringLiteral("Headline: ") + QString::fromStdString(w.selection()->result()->headline));
 
     // Migration: the walk starts at A; A with a prompt corpus, D, E, F run for real.
     MigrationPage* m = w.migration();

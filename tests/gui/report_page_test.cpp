@@ -2,10 +2,14 @@
 #include "page_helpers.h"
 #include "store_fixture.h"
 
+#include "db/sqlite_run_sink.h"
 #include "gui/report_page.h"
+#include "lab/executive_summary.h"
+#include "lab/selection_fixtures.h"
 
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTextBrowser>
 
 #include <gtest/gtest.h>
 
@@ -92,6 +96,51 @@ TEST(ReportPage, NothingIsExportedUntilTheCurrentBuildSucceeds) {
 
     f.build(f.runId);
     EXPECT_TRUE(html->isEnabled());
+}
+
+// The preview is the report itself: the executive summary first, as the Selection page shows it,
+// and the formulas last.
+TEST(ReportPage, ThePreviewOpensWithTheSelectionsExecutiveSummary) {
+    test::TempDir dir;
+    StoreClient store;
+    const std::string path = dir / "runs.db";
+    int64_t runId = 0;
+    {
+        const auto run = test::syntheticRun(0, test::Behaviour{.ttftMs = 300}, test::Behaviour{.ttftMs = 900}, 20);
+        db::SqliteRunSink sink(path);
+        runId = sink.beginRun(run.info);
+        for (const auto& c : run.candidates) {
+            const int64_t cid = sink.addCandidate(runId, c.info);
+            for (const auto& r : c.requests) sink.requestFinished(cid, r);
+            sink.finishCandidate(cid, c.summaryJson, c.series);
+        }
+        sink.finishRun(runId, lab::RunStatus::Complete, "{}");
+    }
+    ASSERT_TRUE(test::openStore(store, path));
+    SelectionRequest req;
+    req.runIds = {runId};
+    req.requirements = lab::parseRequirements(nlohmann::json::parse(R"({"slo": {"ttft_ms": {"p95": 2000}}})"));
+    QSignalSpy selected(&store, &StoreClient::selected);
+    store.select(req);
+    ASSERT_TRUE(selected.wait(30000));
+    const auto result = selected.at(0).at(1).value<lab::SelectionResult>();
+    const qint64 selectionId = selected.at(0).at(2).toLongLong();
+
+    ReportPage page(&store);
+    QSignalSpy ready(&page, &ReportPage::reportReady);
+    page.build(runId, selectionId);
+    ASSERT_TRUE(ready.wait(30000));
+    ASSERT_TRUE(page.report()->summary.has_value());
+    const std::string verdict = lab::executiveSummary(result).verdictLine;
+    EXPECT_EQ(page.report()->summary->verdictLine, verdict);
+    const QString text = page.findChild<QTextBrowser*>(QStringLiteral("report.preview"))->toPlainText();
+    const qsizetype summary = text.indexOf(QStringLiteral("Executive summary"));
+    ASSERT_GE(summary, 0) << text.left(400).toStdString();
+    EXPECT_LT(text.indexOf(QStringLiteral("Executive summary")), text.indexOf(QStringLiteral("Decision trace")));
+    EXPECT_GT(text.indexOf(QString::fromStdString(verdict)), summary);
+    EXPECT_GT(text.indexOf(QStringLiteral("The numbers that decided")), summary);
+    EXPECT_GT(text.indexOf(QStringLiteral("What would change the decision")), summary);
+    EXPECT_GT(text.indexOf(QStringLiteral("Appendix: score formulas")), text.indexOf(QStringLiteral("Runs (raw data)")));
 }
 
 } // namespace

@@ -1,11 +1,13 @@
-// The Selection page over a real store: "Export deployment…" writes the chosen candidate's files,
-// and without a recommendation only the candidate the user names.
+// The Selection page over a real store: the executive summary at the top, "Export deployment…"
+// writes the chosen candidate's files, and without a recommendation only the candidate the user names.
 #include "page_helpers.h"
 #include "store_fixture.h"
 
 #include "db/sqlite_run_sink.h"
 #include "gui/requirements_form.h"
+#include "gui/executive_summary_view.h"
 #include "gui/selection_page.h"
+#include "lab/executive_summary.h"
 #include "lab/selection_fixtures.h"
 
 #include <QFileDialog>
@@ -13,6 +15,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
+#include <QVBoxLayout>
 
 #include <gtest/gtest.h>
 
@@ -37,12 +41,12 @@ struct SelectionFixture {
     int64_t runId = 0;
     std::unique_ptr<SelectionPage> page;
 
-    void start(const char* requirements) {
+    // Fast: TTFT 300 ms, regular 900 ms, unless given.
+    void start(const char* requirements, test::Behaviour fast = {.ttftMs = 300},
+               test::Behaviour regular = {.ttftMs = 900}) {
         const std::string path = dir / "runs.db";
         {
-            // Fast: TTFT 300 ms, regular 900 ms.
-            const auto run = test::syntheticRun(0, test::Behaviour{.ttftMs = 300},
-                                                test::Behaviour{.ttftMs = 900}, 20);
+            const auto run = test::syntheticRun(0, fast, regular, 20);
             db::SqliteRunSink sink(path);
             runId = sink.beginRun(run.info);
             for (const auto& c : run.candidates) {
@@ -72,6 +76,113 @@ struct SelectionFixture {
         return done.isEmpty() ? QStringLiteral("timeout") : QString();
     }
 };
+
+// What the summary shows: lab's summary of the decision shown, cell by cell.
+void expectSummaryOf(const SelectionPage& page, const lab::ExecutiveSummary& s) {
+    EXPECT_EQ(page.findChild<QLabel*>(QStringLiteral("summary.verdict"))->text().toStdString(), s.verdictLine);
+    EXPECT_EQ(page.findChild<QLabel*>(QStringLiteral("summary.confidence"))->text().toStdString(), s.confidenceLine);
+    const auto* numbers = page.findChild<QTableWidget*>(QStringLiteral("summary.numbers"));
+    ASSERT_NE(numbers, nullptr);
+    ASSERT_EQ(numbers->rowCount(), static_cast<int>(s.numbers.size()));
+    EXPECT_FALSE(numbers->isHidden());
+    for (int row = 0; row < numbers->rowCount(); ++row) {
+        const auto& n = s.numbers[static_cast<size_t>(row)];
+        EXPECT_EQ(numbers->item(row, 0)->text().toStdString(), n.label);
+        EXPECT_EQ(numbers->item(row, 1)->text().toStdString(), n.value);
+        EXPECT_EQ(numbers->item(row, 2)->text().toStdString(), n.against);
+    }
+    const QString changes = page.findChild<QLabel*>(QStringLiteral("summary.would_change"))->text();
+    EXPECT_TRUE(changes.startsWith(QStringLiteral("<b>What would change the decision:</b><ul>"))) << changes.toStdString();
+    for (const auto& c : s.wouldChange)
+        EXPECT_TRUE(changes.contains(QString::fromStdString(c).toHtmlEscaped())) << c;
+}
+
+TEST(SelectionPage, TheSummaryComesFirstWithTheVerdictNumbersAndWhatWouldChange) {
+    SelectionFixture f;
+    auto* verdict = [&] {
+        f.page = std::make_unique<SelectionPage>(&f.store);
+        return f.page->findChild<QLabel*>(QStringLiteral("summary.verdict"));
+    }();
+    ASSERT_NE(verdict, nullptr);
+    EXPECT_EQ(verdict->text(), QStringLiteral("No decision yet: choose a run and press Decide."));
+    EXPECT_TRUE(f.page->findChild<QTableWidget*>(QStringLiteral("summary.numbers"))->isHidden());
+
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 2000}}})"));
+    const lab::SelectionResult& r = *f.page->result();
+    ASSERT_EQ(r.decidedBy, "latency");
+    const lab::ExecutiveSummary s = lab::executiveSummary(r);
+    ASSERT_NO_FATAL_FAILURE(expectSummaryOf(*f.page, s));
+    EXPECT_EQ(s.verdictLine, "Recommendation: deploy fast mode, decided by the latency rule.");
+    auto* numbers = f.page->findChild<QTableWidget*>(QStringLiteral("summary.numbers"));
+    EXPECT_EQ(numbers->item(0, 0)->text(), QStringLiteral("TTFT requirement"));
+    EXPECT_EQ(numbers->item(0, 1)->text(), QStringLiteral("2,000 ms"));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("summary.would_change"))
+                    ->text()
+                    .contains(QStringLiteral("A TTFT requirement of 3,000 ms or more")));
+    // The headline follows, and the summary sits above the trace.
+    EXPECT_EQ(f.page->findChild<QLabel*>(QStringLiteral("selection.recommendation"))->text(),
+              QStringLiteral("Headline: ") + QString::fromStdString(r.headline));
+    auto* summary = f.page->findChild<ExecutiveSummaryView*>(QStringLiteral("selection.summary"));
+    auto* trace = f.page->findChild<QTableWidget*>(QStringLiteral("selection.trace"));
+    ASSERT_NE(summary, nullptr);
+    ASSERT_NE(trace, nullptr);
+    ASSERT_EQ(summary->parentWidget(), trace->parentWidget());
+    QLayout* column = summary->parentWidget()->layout();
+    EXPECT_EQ(column->indexOf(summary), 0);
+    EXPECT_LT(column->indexOf(summary), column->indexOf(trace));
+}
+
+TEST(SelectionPage, ATieSaysWhatWouldSeparateTheCandidates) {
+    SelectionFixture f;
+    const test::Behaviour same{.ttftMs = 500};
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 3000}}})", same, same));
+    const lab::SelectionResult& r = *f.page->result();
+    ASSERT_EQ(r.verdict, lab::Verdict::NoClearWinner) << r.headline;
+    const lab::ExecutiveSummary s = lab::executiveSummary(r);
+    ASSERT_NO_FATAL_FAILURE(expectSummaryOf(*f.page, s));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("summary.verdict"))
+                    ->text()
+                    .startsWith(QStringLiteral("No clear winner: neither mode is recommended")));
+    EXPECT_EQ(f.page->findChild<QTableWidget*>(QStringLiteral("summary.numbers"))->item(0, 0)->text(),
+              QStringLiteral("weighted score margin"));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("summary.would_change"))
+                    ->text()
+                    .contains(QStringLiteral("A price sheet, so that the month")));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("selection.warnings"))
+                    ->text()
+                    .startsWith(QStringLiteral("Warning: the selection rests on one run per candidate")));
+}
+
+TEST(SelectionPage, NoneFeasibleShowsEachGapAndWhatWouldAdmitIt) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 10}}})"));
+    const lab::SelectionResult& r = *f.page->result();
+    ASSERT_EQ(r.verdict, lab::Verdict::NoneFeasible);
+    const lab::ExecutiveSummary s = lab::executiveSummary(r);
+    ASSERT_NO_FATAL_FAILURE(expectSummaryOf(*f.page, s));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("summary.verdict"))
+                    ->text()
+                    .startsWith(QStringLiteral("None feasible: neither candidate meets the requirements")));
+    auto* numbers = f.page->findChild<QTableWidget*>(QStringLiteral("summary.numbers"));
+    ASSERT_EQ(numbers->rowCount(), 2);
+    EXPECT_EQ(numbers->item(0, 0)->text(), QStringLiteral("fast TTFT p95"));
+    EXPECT_EQ(numbers->item(1, 0)->text(), QStringLiteral("regular TTFT p95"));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("summary.would_change"))
+                    ->text()
+                    .contains(QStringLiteral("Bounds at fast's measured figures")));
+}
+
+// The widget alone, on the GUI tests' minimal fixture: a result with no scores says less, not wrong.
+TEST(ExecutiveSummaryView, AResultWithoutScoresShowsTheVerdictOnly) {
+    ExecutiveSummaryView view;
+    view.setSummary(lab::executiveSummary(test::fastRecommendation()));
+    EXPECT_EQ(view.findChild<QLabel*>(QStringLiteral("summary.verdict"))->text().toStdString(),
+              lab::executiveSummary(test::fastRecommendation()).verdictLine);
+    EXPECT_TRUE(view.findChild<QTableWidget*>(QStringLiteral("summary.numbers"))->isHidden());
+    EXPECT_TRUE(view.findChild<QLabel*>(QStringLiteral("summary.would_change"))->isHidden());
+    view.clear(QStringLiteral("nothing"));
+    EXPECT_EQ(view.findChild<QLabel*>(QStringLiteral("summary.verdict"))->text(), QStringLiteral("nothing"));
+}
 
 TEST(SelectionPage, ExportDeploymentWritesTheRecommendedCandidatesFiles) {
     SelectionFixture f;

@@ -12,8 +12,15 @@ using mb::test::Behaviour;
 
 namespace {
 
-const std::vector<std::string> kSections = {"recommendation", "requirements", "candidates", "metrics",   "charts",
-                                            "trace",          "migration",    "deployment", "runs"};
+const std::vector<std::string> kSections = {"summary", "recommendation", "requirements", "candidates",
+                                            "metrics", "charts",         "trace",        "migration",
+                                            "deployment", "runs",        "appendix"};
+
+const ReportSection& section(const Report& r, const std::string& id) {
+    for (const auto& s : r.sections)
+        if (s.id == id) return s;
+    throw std::runtime_error("no section " + id);
+}
 
 struct Fixture {
     std::vector<StoredRun> runs;
@@ -58,12 +65,11 @@ TEST(Report, HoldsEverySectionOfTheProductInOrder) {
     const Report r = buildReport(f.runs, f.selection, "2024-05-01T00:00:00.000Z");
     EXPECT_EQ(sectionIds(r), kSections);
     EXPECT_EQ(r.runIds, (std::vector<int64_t>{11}));
-    EXPECT_NE(r.sections[0].paragraphs[0].find("Recommendation: fast mode, decided by the latency rule"),
-              std::string::npos)
-        << r.sections[0].paragraphs[0];
-    EXPECT_NE(r.sections[0].paragraphs[1].find("Basis: no confidence figure: the latency rule decided"),
-              std::string::npos)
-        << r.sections[0].paragraphs[1];
+    const ReportSection& rec = section(r, "recommendation");
+    EXPECT_NE(rec.paragraphs[0].find("Recommendation: fast mode, decided by the latency rule"), std::string::npos)
+        << rec.paragraphs[0];
+    EXPECT_NE(rec.paragraphs[1].find("Basis: no confidence figure: the latency rule decided"), std::string::npos)
+        << rec.paragraphs[1];
     // Candidates with full configuration and environment.
     const ReportTable* config = table(r, "Configuration of #11 a (fast)");
     ASSERT_TRUE(config);
@@ -105,14 +111,18 @@ TEST(Report, HoldsEverySectionOfTheProductInOrder) {
     EXPECT_EQ(flow->rows[3], (std::vector<std::string>{"D", "cache warm-up", "current", "1"}));
     EXPECT_EQ(flow->rows[7][2], "pending");
     ASSERT_TRUE(table(r, "Checklist"));
-    ASSERT_TRUE(table(r, "Monthly cost projection"));
+    ASSERT_TRUE(table(r, "Monthly cost projection (CNY)"));
 }
 
 TEST(Report, WithoutASelectionItSaysSo) {
     const Fixture f = fixture();
     const Report r = buildReport(f.runs, std::nullopt, "t");
     EXPECT_EQ(sectionIds(r), kSections);
-    EXPECT_NE(r.sections[0].paragraphs[0].find("No selection"), std::string::npos);
+    EXPECT_NE(section(r, "summary").paragraphs[0].find("No selection"), std::string::npos);
+    EXPECT_NE(section(r, "recommendation").paragraphs[0].find("No selection"), std::string::npos);
+    EXPECT_NE(section(r, "appendix").paragraphs[0].find("No selection"), std::string::npos);
+    EXPECT_FALSE(r.summary.has_value());
+    EXPECT_TRUE(renderJson(r)["executive_summary"].is_null());
     EXPECT_FALSE(r.chart("cost"));
     EXPECT_TRUE(r.chart("ttft_histogram"));
 }
@@ -142,12 +152,12 @@ TEST(Report, DeploymentListsTheRecommendedCandidatesLaunchCommands) {
     tie.selection.result.verdict = Verdict::NoClearWinner;
     const Report none = buildReport(tie.runs, tie.selection, "t");
     EXPECT_FALSE(table(none, "Launch commands"));
-    const auto& section = none.sections[7];
-    ASSERT_EQ(section.id, "deployment");
-    ASSERT_EQ(section.paragraphs.size(), 1u);
-    EXPECT_NE(section.paragraphs[0].find("no_clear_winner"), std::string::npos) << section.paragraphs[0];
-    EXPECT_NE(section.paragraphs[0].find("--deploy-candidate"), std::string::npos) << section.paragraphs[0];
-    EXPECT_NE(buildReport(f.runs, std::nullopt, "t").sections[7].paragraphs[0].find("No selection"), std::string::npos);
+    const auto& deployment = section(none, "deployment");
+    ASSERT_EQ(deployment.paragraphs.size(), 1u);
+    EXPECT_NE(deployment.paragraphs[0].find("no_clear_winner"), std::string::npos) << deployment.paragraphs[0];
+    EXPECT_NE(deployment.paragraphs[0].find("--deploy-candidate"), std::string::npos) << deployment.paragraphs[0];
+    EXPECT_NE(section(buildReport(f.runs, std::nullopt, "t"), "deployment").paragraphs[0].find("No selection"),
+              std::string::npos);
 }
 
 // Bin labels carry the decimals the bin width needs: sub-millisecond TTFTs no longer read "0-0".
