@@ -54,6 +54,8 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
     m_repeats = new QLineEdit;
     m_repeats->setObjectName(QStringLiteral("selection.repeats"));
     m_repeats->setPlaceholderText(tr("more run ids of the same two candidates, e.g. 12, 15"));
+    m_repeats->setToolTip(tr("Repeats of the comparison, and the runs of a load sweep of the same two candidates "
+                             "(Benchmark's Sweep, or modebench-cli compare --sweep): the sweep sizes the capacity"));
     runs->addRow(tr("Repeats"), m_repeats);
     m_prices = new QLineEdit;
     m_prices->setObjectName(QStringLiteral("selection.prices"));
@@ -103,6 +105,11 @@ SelectionPage::SelectionPage(StoreClient* store, QWidget* parent) : QWidget(pare
     m_warnings->setObjectName(QStringLiteral("selection.warnings"));
     m_warnings->setWordWrap(true);
     r->addWidget(m_warnings);
+    m_capacity = new QLabel;
+    m_capacity->setObjectName(QStringLiteral("selection.capacity"));
+    m_capacity->setWordWrap(true);
+    m_capacity->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    r->addWidget(m_capacity);
     m_trace = new QTableWidget(0, 3);
     m_trace->setObjectName(QStringLiteral("selection.trace"));
     m_trace->setHorizontalHeaderLabels({tr("rule"), tr("fired"), tr("measured")});
@@ -271,6 +278,11 @@ void SelectionPage::show(const lab::SelectionResult& r) {
     QStringList warnings;
     for (const auto& w : r.warnings) warnings << tr("Warning: %1.").arg(QString::fromStdString(w));
     m_warnings->setText(warnings.join(QLatin1Char(' ')));
+    QStringList capacity;
+    for (const auto& c : r.capacity) capacity << QString::fromStdString(lab::capacitySentence(c)).toHtmlEscaped();
+    m_capacity->setText(capacity.isEmpty()
+                            ? tr("Capacity: not measured (add a load sweep's runs to the repeats).")
+                            : tr("<b>Capacity:</b> ") + capacity.join(QStringLiteral("<br>")));
     m_trace->setRowCount(static_cast<int>(r.trace.size() + r.conflicts.size()));
     int row = 0;
     for (const auto& t : r.trace) {

@@ -67,6 +67,7 @@ private:
     QPushButton* m_exportDeploy;
     ExecutiveSummaryView* m_summary;
     QLabel* m_recommendation;
+    QLabel* m_capacity = nullptr;
     QLabel* m_warnings;
     QTableWidget* m_trace;
     QChartView* m_scores;

@@ -453,6 +453,7 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
     rep.sections.push_back(metricsSection(ms));
     rep.sections.push_back(chartsSection(ms, sel, rep));
     rep.sections.push_back(traceSection(sel));
+    rep.sections.push_back(capacitySection(sel));
     rep.sections.push_back(migrationSection(sel));
     rep.sections.push_back(deploymentSection(runs, sel)); // PRODUCT.md §13
     rep.sections.push_back(runsSection(runs, sel));

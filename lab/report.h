@@ -42,7 +42,7 @@ struct ReportChart {
 
 struct ReportSection {
     std::string id; // "summary", "recommendation", "requirements", "candidates", "metrics", "charts", "trace",
-                    // "migration", "deployment", "runs", "appendix"
+                    // "capacity", "migration", "deployment", "runs", "appendix"
     std::string title;
     std::vector<std::string> paragraphs;
     std::vector<ReportTable> tables;
@@ -86,6 +86,10 @@ ReportSection appendixSection(const std::optional<ReportSelection>& selection);
 // state, the warm-up, every monitoring pass (node F) against the bounds, the checklist and the
 // batching adjustments.
 ReportSection migrationSection(const std::optional<ReportSelection>& selection);
+
+// The "capacity" section (report_capacity.cpp): each mode's sweep points, its knee, the replicas
+// for the month's mean and peak and the autoscaling thresholds; or that no sweep was measured.
+ReportSection capacitySection(const std::optional<ReportSelection>& selection);
 
 // The "deployment" section (report_deployment.cpp): the recommended candidate's launch command
 // per server and the knobs without an equivalent (lab/deploy_export.h), or why there is none.

@@ -9,10 +9,12 @@
 #include "gui/selection_page.h"
 #include "lab/executive_summary.h"
 #include "lab/selection_fixtures.h"
+#include "lab/sweep_fixtures.h"
 
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -41,23 +43,31 @@ struct SelectionFixture {
     int64_t runId = 0;
     std::unique_ptr<SelectionPage> page;
 
-    // Fast: TTFT 300 ms, regular 900 ms, unless given.
+    static int64_t storeRun(db::SqliteRunSink& sink, const lab::StoredRun& run) {
+        const int64_t id = sink.beginRun(run.info);
+        for (const auto& c : run.candidates) {
+            const int64_t cid = sink.addCandidate(id, c.info);
+            for (const auto& r : c.requests) sink.requestFinished(cid, r);
+            sink.finishCandidate(cid, c.summaryJson, c.series);
+        }
+        sink.finishRun(id, lab::RunStatus::Complete, "{}");
+        return id;
+    }
+
+    // Fast: TTFT 300 ms, regular 900 ms, unless given. `more` are stored after the run and
+    // given as its repeats (e.g. a load sweep's runs).
     void start(const char* requirements, test::Behaviour fast = {.ttftMs = 300},
-               test::Behaviour regular = {.ttftMs = 900}) {
+               test::Behaviour regular = {.ttftMs = 900}, const std::vector<lab::StoredRun>& more = {}) {
         const std::string path = dir / "runs.db";
+        QStringList moreIds;
         {
-            const auto run = test::syntheticRun(0, fast, regular, 20);
             db::SqliteRunSink sink(path);
-            runId = sink.beginRun(run.info);
-            for (const auto& c : run.candidates) {
-                const int64_t cid = sink.addCandidate(runId, c.info);
-                for (const auto& r : c.requests) sink.requestFinished(cid, r);
-                sink.finishCandidate(cid, c.summaryJson, c.series);
-            }
-            sink.finishRun(runId, lab::RunStatus::Complete, "{}");
+            runId = storeRun(sink, test::syntheticRun(0, fast, regular, 20));
+            for (const auto& run : more) moreIds << QString::number(storeRun(sink, run));
         }
         ASSERT_TRUE(test::openStore(store, path));
         page = std::make_unique<SelectionPage>(&store);
+        page->findChild<QLineEdit*>(QStringLiteral("selection.repeats"))->setText(moreIds.join(QStringLiteral(", ")));
         page->form()->setRequirements(lab::parseRequirements(nlohmann::json::parse(requirements)));
         QSignalSpy saved(page.get(), &SelectionPage::selectionSaved);
         page->decide(runId);
@@ -252,6 +262,32 @@ TEST(SelectionPage, WithoutARecommendationOnlyANamedCandidateIsExported) {
     ASSERT_EQ(f.exportInto(out, lab::Mode::Regular), QString());
     EXPECT_NE(slurp(out / "vllm.sh").find("--max-num-seqs 8"), std::string::npos);
     EXPECT_NE(slurp(out / "README.md").find("named by the user"), std::string::npos);
+}
+
+TEST(SelectionPage, ALoadSweepAmongTheRunsShowsTheCapacityAndFeedsTheAutoscaler) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 2000}}, "monthly": {"requests": 100000000}})",
+                                    {.ttftMs = 300}, {.ttftMs = 900}, test::concurrencySweep()));
+    const lab::SelectionResult& r = *f.page->result();
+    ASSERT_EQ(r.capacity.size(), 2u);
+    const QString capacity = f.page->findChild<QLabel*>(QStringLiteral("selection.capacity"))->text();
+    for (const auto& c : r.capacity)
+        EXPECT_TRUE(capacity.contains(QString::fromStdString(lab::capacitySentence(c)).toHtmlEscaped()))
+            << capacity.toStdString();
+    EXPECT_TRUE(capacity.contains(QStringLiteral("knee at concurrency 8"))) << capacity.toStdString();
+    const fs::path out = f.dir.path() / "deploy";
+    ASSERT_EQ(f.exportInto(out), QString());
+    const std::string hpa = slurp(out / "hpa.yaml");
+    EXPECT_EQ(hpa.find("NOT MEASURED"), std::string::npos);
+    EXPECT_NE(hpa.find("measured (compare --sweep concurrency, runs 2, 3, 4, 5)"), std::string::npos) << hpa;
+}
+
+TEST(SelectionPage, WithoutASweepTheCapacityIsSaidNotMeasured) {
+    SelectionFixture f;
+    ASSERT_NO_FATAL_FAILURE(f.start(R"({"slo": {"ttft_ms": {"p95": 2000}}})"));
+    EXPECT_TRUE(f.page->findChild<QLabel*>(QStringLiteral("selection.capacity"))
+                    ->text()
+                    .startsWith(QStringLiteral("Capacity: not measured")));
 }
 
 } // namespace

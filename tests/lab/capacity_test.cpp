@@ -2,87 +2,24 @@
 // replicas for the month's peak, the thresholds, hardware cost and the deployment's figures.
 #include "lab/capacity.h"
 #include "lab/deploy_export.h"
+#include "lab/report.h"
+#include "lab/report_render.h"
 #include "lab/selection.h"
 #include "lab/sweep.h"
 #include "selection_fixtures.h"
+#include "sweep_fixtures.h"
 
 #include <gtest/gtest.h>
 
 using namespace mb::lab;
 using mb::test::Behaviour;
 using mb::test::syntheticRun;
+using mb::test::concurrencySweep;
+using mb::test::sweepRun;
 
 namespace {
 
 Requirements requirements(const std::string& json) { return parseRequirements(nlohmann::json::parse(json)); }
-
-// How one candidate does at one load level: requests every `spacingMs`, each with this TTFT.
-struct Level {
-    double spacingMs = 100; // 10 requests/s achieved (40 requests over ~4 s)
-    double ttftMs = 50;
-    int rejected = 0; // the first `rejected` requests are rejected
-    double waiting = 0; // the queue-depth series' value every second
-};
-
-StoredCandidate levelCandidate(const std::string& label, const char* profile, const Level& l, int requests = 40) {
-    StoredCandidate c;
-    c.info.label = label;
-    c.info.targetKind = "embedded";
-    c.info.profileJson = profile;
-    c.info.shapeJson = R"({"dim":64,"layers":5})";
-    for (int i = 0; i < requests; ++i) {
-        RequestRecord r;
-        r.id = static_cast<uint64_t>(i);
-        r.promptTokens = 100;
-        r.outputTokens = 2;
-        r.submittedMs = l.spacingMs * i;
-        if (i < l.rejected) {
-            r.status = RequestStatus::Rejected;
-            r.finishedMs = r.submittedMs;
-        } else {
-            r.scheduledMs = r.submittedMs + 1;
-            r.tokenTimesMs = {r.submittedMs + l.ttftMs, r.submittedMs + l.ttftMs + 5};
-            r.tokens = {10, 11};
-            r.firstTokenMs = r.tokenTimesMs.front();
-            r.finishedMs = r.tokenTimesMs.back();
-        }
-        r.kvBytesPeak = 1 << 20;
-        c.requests.push_back(r);
-    }
-    c.requestCount = requests;
-    c.summaryJson = R"({"kv_bytes_capacity": 4194304})";
-    std::vector<std::pair<double, double>> waiting;
-    for (int s = 0; s < 4; ++s) waiting.emplace_back(s, l.waiting);
-    c.series = {{"queue_depth", waiting}};
-    return c;
-}
-
-StoredRun sweepRun(int64_t id, SweepKind kind, double level, const Level& fast, const Level& regular) {
-    StoredRun run;
-    run.id = id;
-    run.info.name = "sweep " + std::to_string(id);
-    run.info.workloadJson = R"({"name":"chat","seed":1})";
-    SweepTag tag{kind, level, static_cast<int>(id), false};
-    run.info.configJson = nlohmann::ordered_json{{"sweep", toJson(tag)}}.dump();
-    run.status = RunStatus::Complete;
-    run.candidates.push_back(levelCandidate("a", mb::test::kFastProfile, fast));
-    run.candidates.push_back(levelCandidate("b", mb::test::kRegularProfile, regular));
-    return run;
-}
-
-// Concurrency 1, 2, 4, 8: fast serves 10, 20, 38, 40 requests/s with TTFT 50, 60, 80, 400 ms;
-// regular 5, 9, 12, 12 requests/s with TTFT 150, 240, 600, 900 ms.
-std::vector<StoredRun> concurrencySweep() {
-    const double fastSpacing[] = {100, 50, 26.3, 25}, fastTtft[] = {50, 60, 80, 400};
-    const double regSpacing[] = {200, 111, 83.3, 83.3}, regTtft[] = {150, 240, 600, 900};
-    const double waiting[] = {0, 1, 3, 7};
-    std::vector<StoredRun> runs;
-    for (int i = 0; i < 4; ++i)
-        runs.push_back(sweepRun(10 + i, SweepKind::Concurrency, double(1 << i),
-                                {fastSpacing[i], fastTtft[i], 0, waiting[i]},
-                                {regSpacing[i], regTtft[i], 0, waiting[i]}));
-    return runs;
-}
 
 const ModeCapacity& of(const std::vector<ModeCapacity>& c, Mode m) {
     for (const auto& x : c)
@@ -294,4 +231,32 @@ TEST(Sweep, TagsReadBackAndBadTagsAreErrors) {
     EXPECT_THROW(sweepTagOf(run), SelectionError);
     run.info.configJson = R"({"interleave": false})";
     EXPECT_FALSE(sweepTagOf(run).has_value());
+}
+
+TEST(Capacity, TheReportHasACapacitySectionInEveryFormat) {
+    std::vector<StoredRun> runs{syntheticRun(1, Behaviour{.ttftMs = 60}, Behaviour{.ttftMs = 200})};
+    for (auto& r : concurrencySweep()) runs.push_back(r);
+    const Requirements req = requirements(kReq);
+    ReportSelection sel;
+    sel.result = select(req, std::nullopt, runs);
+    sel.requirements = toJson(req);
+    const Report rep = buildReport(runs, sel, "2026-12-02T00:00:00Z");
+    const ReportSection* cap = nullptr;
+    for (const auto& s : rep.sections)
+        if (s.id == "capacity") cap = &s;
+    ASSERT_NE(cap, nullptr);
+    ASSERT_EQ(cap->tables.size(), 3u); // the sizing, then each mode's points
+    EXPECT_EQ(cap->tables[0].title, "Replicas for the month");
+    EXPECT_EQ(cap->tables[1].rows.size(), 4u);
+    const std::string md = renderMarkdown(rep);
+    EXPECT_NE(md.find("knee at concurrency 4"), std::string::npos);
+    EXPECT_NE(md.find("yes (the knee)"), std::string::npos);
+    EXPECT_NE(renderHtml(rep).find("Replicas for the month"), std::string::npos);
+    EXPECT_NE(renderCsv(rep).find("Replicas for the month"), std::string::npos);
+    EXPECT_NE(renderJson(rep).dump().find("\"capacity\""), std::string::npos);
+    // Without a sweep the section says how to measure one.
+    ReportSelection plain;
+    plain.result = select(req, std::nullopt, {runs.front()});
+    for (const auto& s : buildReport({runs.front()}, plain, "2026-12-02T00:00:00Z").sections)
+        if (s.id == "capacity") EXPECT_NE(s.paragraphs.front().find("compare --sweep"), std::string::npos);
 }

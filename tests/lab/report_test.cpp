@@ -13,7 +13,7 @@ using mb::test::Behaviour;
 namespace {
 
 const std::vector<std::string> kSections = {"summary", "recommendation", "requirements", "candidates",
-                                            "metrics", "charts",         "trace",        "migration",
+                                            "metrics", "charts",         "trace",        "capacity", "migration",
                                             "deployment", "runs",        "appendix"};
 
 const ReportSection& section(const Report& r, const std::string& id) {
