@@ -168,21 +168,22 @@ RunReplay replayRun(const StoredRun& run, const std::string& fallbackPromptFile,
             maxTokens = config["max_tokens"].get<int32_t>();
         else if (longestOutput > 0)
             maxTokens = static_cast<int32_t>(std::min<int64_t>(longestOutput, 1 << 20));
+        std::vector<WorkloadRequest> prompts;
         try {
-            r.requests = loadPromptFile(file, tokenize, maxTokens);
+            prompts = loadPromptFile(file, tokenize, maxTokens);
         } catch (const std::runtime_error& e) {
             throw MigrationError(runName + "'s prompts: " + e.what());
         }
-        if (stored > 0 && r.requests.size() != stored)
-            throw MigrationError(file + " holds " + std::to_string(r.requests.size()) + " prompts but " + runName +
+        if (stored > 0 && prompts.size() != stored)
+            throw MigrationError(file + " holds " + std::to_string(prompts.size()) + " prompts but " + runName +
                                  " made " + std::to_string(stored) + " requests from " + recorded +
                                  ": not the run's prompts; give --prompts FILE with the same prompts");
-        Rng rng(r.spec.seed); // compare's arrivals for a prompt file
-        const auto times = arrivalTimesMs(r.spec.arrival, r.requests.size(), rng);
-        for (size_t i = 0; i < r.requests.size(); ++i) r.requests[i].arrivalMs = times[i];
+        if (prompts.empty()) throw MigrationError(runName + "'s prompt file " + file + " holds no prompts");
+        const size_t count = prompts.size();
+        r.requests = promptFileWorkload(r.spec, std::move(prompts)); // compare's arrivals and warm-ups
         r.promptFile = file;
         r.spec.name = "file:" + file;
-        r.source = "the prompt file " + file + " (" + std::to_string(r.requests.size()) + " prompts" +
+        r.source = "the prompt file " + file + " (" + std::to_string(count) + " prompts" +
                    (file == recorded ? "" : ", standing in for the run's " + recorded) + ")";
     }
     if (primed && r.spec.sharedPrefix.groups > 0) r.primers = prefixPrimers(r.requests, r.spec.sharedPrefix.prefixTokens);

@@ -77,3 +77,25 @@ TEST(CompareCli, PromptFileRunsWithWarmupsAndJsonOnStdout) {
     EXPECT_EQ(j["workload"]["warmup_requests"], 2);
     EXPECT_EQ(j["workload"]["shared_prefix"]["groups"], 0); // not the default workload's shape
 }
+
+// issue 19 item 9: a file's kind is never guessed from its content. A one-line JSONL prompt
+// file parses as one JSON object, so it used to be read as a workload spec and fail on
+// "workload spec: max_tokens: unknown key"; now --workload says it is not a spec and points
+// at --prompts.
+TEST(CompareCli, APromptFileGivenAsWorkloadIsRefusedWithAHint) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    const std::string file = (dir / "long.jsonl").string();
+    std::ofstream(file) << R"({"prompt": "Once upon a time", "max_tokens": 32})" << '\n';
+    const auto r = runCli({"compare", "-m", model.string(), "--workload", file, "--no-store"});
+    expectCleanError(r, "--workload " + file + ": not a workload spec");
+    EXPECT_NE(r.err.find("give --prompts " + file), std::string::npos) << r.err;
+    // Two lines are no JSON document at all: the same one-line refusal, not a parser dump.
+    std::ofstream(file, std::ios::app) << R"({"prompt": "The cat"})" << '\n';
+    expectCleanError(runCli({"compare", "-m", model.string(), "--workload", file, "--no-store"}), "--prompts " + file);
+    // And as --prompts it runs.
+    const auto ok = runCli({"compare", "-m", model.string(), "--prompts", file, "-n", "2", "--threads", "1",
+                            "--no-store"});
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_NE(ok.err.find("compare: 2 requests"), std::string::npos) << ok.err;
+}
