@@ -10,6 +10,7 @@
 #include "lab/comparison.h"
 #include "lab/environment.h"
 #include "lab/remote_target.h"
+#include "lab/run_config.h"
 #include "lab/workload.h"
 
 #include <algorithm>
@@ -241,27 +242,28 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     info.name = !a.name.empty() ? a.name
                                 : candidates[0].profile.name + " vs " + candidates[1].profile.name + ", " + spec.name;
     info.tags = a.tags;
-    const Json workload = lab::toJson(spec);
-    info.workloadJson = workload.dump();
-    Json config;
-    config["model"] = a.model;
-    config["model_b"] = a.modelB.empty() ? a.model : a.modelB;
-    config["profiles"] = {{"a", candidates[0].profile.name}, {"b", candidates[1].profile.name}};
-    config["sampling"] = {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.topK},
-                          {"top_p", a.sampling.topP}, {"min_p", a.sampling.minP}, {"seed", a.sampling.seed}};
-    config["arrival"] = workload["arrival"];
-    config["interleave"] = a.interleave;
-    config["slices"] = opts.slices;
-    config["threads"] = a.threads;
-    config["device"] = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
-    config["primers"] = opts.primers.size();
-    config["precision_check"] = {{"prompts", a.precisionPrompts}, {"gen_tokens", a.precisionGenTokens}};
+    info.workloadJson = lab::toJson(spec).dump();
+    lab::RunConfig config;
+    config.source = "cli";
+    for (const auto& c : candidates)
+        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, std::nullopt});
+    config.sampling = a.sampling;
+    config.arrival = spec.arrival;
+    config.interleave = a.interleave;
+    config.slices = opts.slices;
+    config.threads = a.threads;
+    config.device = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
+    config.primers = static_cast<int64_t>(opts.primers.size());
+    config.precisionPrompts = a.precisionPrompts;
+    config.precisionGenTokens = a.precisionGenTokens;
     // Absolute, with --max-tokens: migrate's monitoring pass replays the same prompts from anywhere.
-    config["prompts"] = a.prompts.empty() ? std::string() : std::filesystem::absolute(a.prompts).string();
-    config["max_tokens"] = a.maxTokens;
-    config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
-                     {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
-    info.configJson = config.dump();
+    if (!a.prompts.empty()) {
+        config.promptFile = std::filesystem::absolute(a.prompts).string();
+        config.maxTokens = a.maxTokens;
+    }
+    config.setSlo(opts.slo);
+    config.repeats = a.repeat;
+    info.configJson = lab::toJson(config).dump(-1, ' ', false, Json::error_handler_t::replace);
     info.environmentJson = lab::environmentJson(a.threads).dump(-1, ' ', false, Json::error_handler_t::replace);
     return info;
 }
