@@ -11,6 +11,7 @@
 #include "lab/comparison.h"
 #include "lab/environment.h"
 #include "lab/remote_target.h"
+#include "lab/run_config.h"
 #include "lab/workload.h"
 
 #include <algorithm>
@@ -93,6 +94,19 @@ void applyCommonOptions(const CompareArgs& a, lab::WorkloadSpec& spec) {
     if (const std::string why = spec.validate(); !why.empty()) throw UsageError("workload: " + why);
 }
 
+// --workload FILE is a workload spec and nothing else: a file that is not one (a JSONL
+// prompt file, say) is refused in one line that points at --prompts, never run as prompts.
+lab::WorkloadSpec workloadFileSpec(const std::string& path, std::istream& in) {
+    try {
+        return lab::parseWorkloadSpec(nlohmann::json::parse(in));
+    } catch (const std::exception& e) {
+        std::string why = e.what();
+        if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+        throw UsageError("--workload " + path + ": not a workload spec (" + why +
+                         "); to run a prompt file's prompts, give --prompts " + path);
+    }
+}
+
 lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
     lab::WorkloadSpec spec;
     if (auto b = lab::builtinWorkload(a.workload)) {
@@ -104,11 +118,7 @@ lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
             for (const auto& n : lab::builtinWorkloadNames()) names += (names.empty() ? "" : ", ") + n;
             throw UsageError("--workload '" + a.workload + "' is neither a built-in (" + names + ") nor a readable file");
         }
-        try {
-            spec = lab::parseWorkloadSpec(nlohmann::json::parse(in));
-        } catch (const std::exception& e) {
-            throw UsageError(a.workload + ": " + e.what());
-        }
+        spec = workloadFileSpec(a.workload, in);
     }
     auto fixed = [](int64_t n) {
         lab::LengthDist d;
@@ -138,13 +148,8 @@ lab::WorkloadSpec workloadSpec(const CompareArgs& a) {
     if (a.outputTokens > 0) spec.output = fixed(a.outputTokens);
     if (a.inputTokens > 0) spec.input = fixed(a.inputTokens);
     // The stored spec says what runs: a shaped workload's count and lengths follow its shape.
-    if (shared) {
-        const auto& sp = spec.sharedPrefix;
-        spec.requests = int64_t{sp.groups} * sp.perGroup;
-        spec.input = fixed(sp.prefixTokens + sp.suffixTokens);
-    } else if (turns) {
-        spec.requests = int64_t{spec.multiTurn.conversations} * spec.multiTurn.turns;
-    }
+    spec.requests = lab::measuredRequestCount(spec);
+    if (shared) spec.input = fixed(spec.sharedPrefix.prefixTokens + spec.sharedPrefix.suffixTokens);
     applyCommonOptions(a, spec);
     return spec;
 }
@@ -155,18 +160,7 @@ lab::WorkloadSpec promptFileSpec(const CompareArgs& a, const std::vector<lab::Wo
     if (a.groups > 0 || a.perGroup > 0 || a.prefixTokens > 0 || a.suffixTokens > 0 || a.inputTokens > 0)
         throw UsageError("--prompts: the prompt lengths come from the file (no --groups, --per-group, "
                          "--prefix-tokens, --suffix-tokens or --input-tokens)");
-    lab::WorkloadSpec spec;
-    spec.name = "file:" + a.prompts;
-    spec.requests = static_cast<int64_t>(prompts.size());
-    int64_t shortest = INT64_MAX, longest = 0; // the file's own lengths, as a range
-    for (const auto& r : prompts) {
-        shortest = std::min<int64_t>(shortest, static_cast<int64_t>(r.prompt.size()));
-        longest = std::max<int64_t>(longest, static_cast<int64_t>(r.prompt.size()));
-    }
-    spec.input = {lab::LengthDist::Kind::Uniform, double(shortest), double(longest), shortest, longest};
-    spec.output = {lab::LengthDist::Kind::Fixed, double(a.maxTokens), 0, 1, a.maxTokens};
-    spec.arrival.kind = lab::ArrivalSpec::Kind::Closed;
-    spec.arrival.concurrency = 1;
+    lab::WorkloadSpec spec = lab::promptFileSpec(a.prompts, prompts, a.maxTokens);
     applyCommonOptions(a, spec);
     return spec;
 }
@@ -267,27 +261,28 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     info.name = !a.name.empty() ? a.name
                                 : candidates[0].profile.name + " vs " + candidates[1].profile.name + ", " + spec.name;
     info.tags = a.tags;
-    const Json workload = lab::toJson(spec);
-    info.workloadJson = workload.dump();
-    Json config;
-    config["model"] = a.model;
-    config["model_b"] = a.modelB.empty() ? a.model : a.modelB;
-    config["profiles"] = {{"a", candidates[0].profile.name}, {"b", candidates[1].profile.name}};
-    config["sampling"] = {{"temperature", a.sampling.temperature}, {"top_k", a.sampling.topK},
-                          {"top_p", a.sampling.topP}, {"min_p", a.sampling.minP}, {"seed", a.sampling.seed}};
-    config["arrival"] = workload["arrival"];
-    config["interleave"] = a.interleave;
-    config["slices"] = opts.slices;
-    config["threads"] = a.threads;
-    config["device"] = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
-    config["primers"] = opts.primers.size();
-    config["precision_check"] = {{"prompts", a.precisionPrompts}, {"gen_tokens", a.precisionGenTokens}};
+    info.workloadJson = lab::toJson(spec).dump();
+    lab::RunConfig config;
+    config.source = "cli";
+    for (const auto& c : candidates)
+        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, std::nullopt});
+    config.sampling = a.sampling;
+    config.arrival = spec.arrival;
+    config.interleave = a.interleave;
+    config.slices = opts.slices;
+    config.threads = a.threads;
+    config.device = candidates[0].isRemote() ? candidates[1].device.id() : candidates[0].device.id();
+    config.primers = static_cast<int64_t>(opts.primers.size());
+    config.precisionPrompts = a.precisionPrompts;
+    config.precisionGenTokens = a.precisionGenTokens;
     // Absolute, with --max-tokens: migrate's monitoring pass replays the same prompts from anywhere.
-    config["prompts"] = a.prompts.empty() ? std::string() : std::filesystem::absolute(a.prompts).string();
-    config["max_tokens"] = a.maxTokens;
-    config["slo"] = {{"ttft_ms", a.sloTtft < 0 ? Json(nullptr) : Json(a.sloTtft)},
-                     {"e2e_ms", a.sloE2e < 0 ? Json(nullptr) : Json(a.sloE2e)}};
-    info.configJson = config.dump();
+    if (!a.prompts.empty()) {
+        config.promptFile = std::filesystem::absolute(a.prompts).string();
+        config.maxTokens = a.maxTokens;
+    }
+    config.setSlo(opts.slo);
+    config.repeats = a.repeat;
+    info.configJson = lab::toJson(config).dump(-1, ' ', false, Json::error_handler_t::replace);
     info.environmentJson = lab::environmentJson(a.threads).dump(-1, ' ', false, Json::error_handler_t::replace);
     return info;
 }
@@ -365,19 +360,7 @@ void runCompare(const CompareArgs& a) {
         spec = promptFileSpec(a, requests);
         // The template note matters only when the file held messages, and follows the option checks.
         if (usedChat && !chatNote.empty()) std::cerr << "compare: note: " << chatNote << '\n';
-        lab::Rng rng(spec.seed);
-        const auto times = lab::arrivalTimesMs(spec.arrival, requests.size(), rng);
-        for (size_t i = 0; i < requests.size(); ++i) requests[i].arrivalMs = times[i];
-        // Warm-ups: the file's prompts again, from the first, unrecorded.
-        std::vector<lab::WorkloadRequest> warm;
-        for (int32_t i = 0; i < spec.warmupRequests; ++i) {
-            lab::WorkloadRequest w = requests[static_cast<size_t>(i) % requests.size()];
-            w.warmup = true;
-            w.arrivalMs = 0;
-            warm.push_back(std::move(w));
-        }
-        requests.insert(requests.begin(), warm.begin(), warm.end());
-        for (size_t i = 0; i < requests.size(); ++i) requests[i].index = i;
+        requests = lab::promptFileWorkload(spec, std::move(requests)); // arrivals, then warm-ups first
     } else {
         spec = workloadSpec(a);
         requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
@@ -511,7 +494,8 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--b-api-key-env", a->keyEnvB, "Remote B: the environment variable holding its API key");
     cmd->add_option("--workload,-w", a->workload, "shared-prefix, chat, long-context, multi-turn, or a JSON workload file")
         ->capture_default_str();
-    cmd->add_option("--prompts", a->prompts, "JSONL or plain-text prompt file instead of a synthetic workload");
+    cmd->add_option("--prompts", a->prompts, "Prompt file instead of a synthetic workload: JSONL (.jsonl) or plain "
+                                             "text (.txt, one prompt a line); another name is JSONL when it starts with {");
     cmd->add_option("--max-tokens,-n", a->maxTokens, "Output tokens for prompt-file requests without max_tokens")
         ->check(CLI::Range(1, 1 << 20))->capture_default_str();
     cmd->add_option("--requests", a->requests, "Requests (chat, long-context, a workload file; shared-prefix has "

@@ -10,6 +10,7 @@
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
 #include "lab/requirements.h"
+#include "lab/run_config.h"
 
 #include <filesystem>
 #include <iostream>
@@ -145,8 +146,17 @@ void runMigrate(const MigrateArgs& a) {
                                 std::to_string(s.monitoring.size() + 1);
             opts.runInfo.tags = {"migration"};
             opts.runInfo.workloadJson = lab::toJson(spec).dump();
-            opts.runInfo.configJson =
-                Json{{"prompts", r->promptFile}, {"primers", r->primers.size()}, {"replays_run", runs.front().id}}.dump();
+            lab::RunConfig config;
+            config.source = "migrate";
+            config.candidates = {{c.label, c.modelPath, c.profile.name, std::nullopt}};
+            config.sampling = opts.run.sampling;
+            config.arrival = spec.arrival;
+            config.threads = a.threads;
+            config.primers = static_cast<int64_t>(r->primers.size());
+            config.promptFile = r->promptFile;
+            config.maxTokens = r->maxTokens;
+            config.replaysRun = runs.front().id;
+            opts.runInfo.configJson = lab::toJson(config).dump(-1, ' ', false, Json::error_handler_t::replace);
             opts.runInfo.environmentJson = "{}";
             int64_t runId = 0;
             const auto results = lab::runComparison({c}, r->requests, opts, &runId);

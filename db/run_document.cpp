@@ -2,6 +2,7 @@
 #include "db/run_document.h"
 
 #include "db/schema.h"
+#include "lab/metrics.h"
 
 #include <algorithm>
 #include <cctype>
@@ -29,35 +30,6 @@ std::string textOf(const Json& v) {
     if (v.is_null()) return {};
     if (v.is_string()) return v.get<std::string>();
     return v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-Json msOrNull(double v) {
-    return v < 0 ? Json(nullptr) : Json(v);
-}
-
-Json requestToJson(const lab::RequestRecord& r) {
-    Json j;
-    j["index"] = r.id;
-    j["status"] = lab::requestStatusName(r.status);
-    j["error"] = r.error;
-    j["prompt_tokens"] = r.promptTokens;
-    j["cached_tokens"] = r.cachedTokens;
-    j["truncated_tokens"] = r.truncatedTokens;
-    j["output_tokens"] = r.outputTokens;
-    j["submitted_ms"] = msOrNull(r.submittedMs);
-    j["scheduled_ms"] = msOrNull(r.scheduledMs);
-    j["first_token_ms"] = msOrNull(r.firstTokenMs);
-    j["finished_ms"] = msOrNull(r.finishedMs);
-    j["queue_ms"] = msOrNull(r.queueMs());
-    j["prefill_ms"] = msOrNull(r.prefillMs());
-    j["ttft_ms"] = msOrNull(r.ttftMs());
-    j["e2e_ms"] = msOrNull(r.e2eMs());
-    j["tpot_ms"] = msOrNull(r.tpotMs());
-    j["kv_bytes_peak"] = r.kvBytesPeak;
-    j["tokens"] = r.tokens;
-    j["text"] = r.text;
-    j["token_times_ms"] = r.tokenTimesMs;
-    return j;
 }
 
 // ---- validation ----
@@ -172,7 +144,8 @@ private:
 lab::RequestRecord requestFromJson(const Json& v, const std::string& path) {
     const Obj o(v, path);
     lab::RequestRecord r;
-    r.id = static_cast<uint64_t>(o.integer("index", true));
+    // "id", as lab::toJson writes it; documents exported before it was shared say "index".
+    r.id = static_cast<uint64_t>(o.integer(o.find("id") || !o.find("index") ? "id" : "index", true));
     try {
         r.status = requestStatusFromName(o.str("status", true));
     } catch (const DbError&) {
@@ -241,7 +214,7 @@ StoredCandidate candidateFromJson(const Json& v, const std::string& path) {
         const std::string p = item(o.path("requests"), i);
         c.requests.push_back(requestFromJson(requests[i], p));
         if (!seen.insert(c.requests.back().id).second)
-            bad(p + ".index", "index " + std::to_string(c.requests.back().id) + " appears twice");
+            bad(p + ".id", "id " + std::to_string(c.requests.back().id) + " appears twice");
     }
     return c;
 }
@@ -285,7 +258,7 @@ Json exportDocument(const StoredRun& run) {
         }
         j["series"] = std::move(series);
         Json requests = Json::array();
-        for (const auto& rec : c.requests) requests.push_back(requestToJson(rec));
+        for (const auto& rec : c.requests) requests.push_back(lab::toJson(rec, true)); // lab's one request serialiser
         j["requests"] = std::move(requests);
         candidates.push_back(std::move(j));
     }

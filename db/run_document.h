@@ -12,16 +12,19 @@ namespace mb::db {
 inline constexpr const char* kRunDocumentFormat = "modebench-run";
 // The document's own version, independent of the database schema version: bump it
 // when a field changes meaning or a required field appears; readers accept <= theirs.
-inline constexpr int kRunDocumentVersion = 1;
+// 2: a request's workload index is "id" (lab::toJson(RequestRecord)); 1 said "index".
+inline constexpr int kRunDocumentVersion = 2;
 
-// {"format": "modebench-run", "format_version": 1, "schema_version", "exported_at",
+// {"format": "modebench-run", "format_version": 2, "schema_version", "exported_at",
 //  "run": {id, created_at, name, tags, status, workload, config, environment, summary},
 //  "candidates": [{id, label, target_kind, model_path, model_bytes, model_sha256, shape,
 //                  profile, summary, series: {metric: [[second, value], ...]},
-//                  requests: [{index, status, error, prompt_tokens, cached_tokens,
-//                              truncated_tokens, output_tokens, submitted_ms, scheduled_ms,
-//                              first_token_ms, finished_ms, queue_ms, prefill_ms, ttft_ms, e2e_ms, tpot_ms,
+//                  requests: [lab::toJson(RequestRecord, true): {id, status, error, prompt_tokens,
+//                              cached_tokens, truncated_tokens, output_tokens, submitted_ms, scheduled_ms,
+//                              first_token_ms, finished_ms, queue_ms, prefill_ms, ttft_ms, tpot_ms, e2e_ms,
 //                              kv_bytes_peak, tokens, text, token_times_ms}]}]}
+// A request's workload index is "id"; version 1 documents, written before db and lab shared
+// one serialiser, say "index", and still import.
 // Stored JSON texts (workload, config, environment, shape, profile, summaries) appear
 // parsed; a text that is not JSON appears as a string. Times never reached are null.
 // queue/ttft/e2e/tpot are derived: written for readers, recomputed on import.

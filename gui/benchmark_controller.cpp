@@ -1,6 +1,10 @@
 // BenchmarkController: job ids, live data folding and the ETA.
 #include "gui/benchmark_controller.h"
 
+#include "lab/workload.h"
+
+#include <nlohmann/json.hpp>
+
 namespace mb::gui {
 
 BenchmarkController::BenchmarkController(EngineBackend* engine, QObject* parent) : QObject(parent), m_engine(engine) {
@@ -43,12 +47,17 @@ qint64 BenchmarkController::start(BenchmarkJob job) {
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     m_inputs.clear();
     m_progress.clear();
-    // Each side's total is known up front, so progress counts both from the start.
-    const qint64 perSide = job.workload.sharedPrefix.groups > 0
-                               ? qint64{job.workload.sharedPrefix.groups} * job.workload.sharedPrefix.perGroup
-                           : job.workload.multiTurn.conversations > 0
-                               ? qint64{job.workload.multiTurn.conversations} * job.workload.multiTurn.turns
-                               : job.workload.requests;
+    // Each side's total is known up front, so progress counts both from the start; a replay
+    // runs the stored run's workload (its spec says how many), not job.workload.
+    lab::WorkloadSpec spec = job.workload;
+    if (job.replayOf) {
+        try {
+            spec = lab::parseWorkloadSpec(nlohmann::json::parse(job.replayOf->info.workloadJson));
+        } catch (const std::exception&) {
+            // unreadable: the engine thread fails the job and says why; the count does not matter
+        }
+    }
+    const qint64 perSide = lab::measuredRequestCount(spec);
     m_progress["a"] = {0, perSide};
     if (!job.onlyA) m_progress["b"] = {0, perSide};
     m_outcome = {};

@@ -16,6 +16,7 @@
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
 #include "lab/remote_target.h"
+#include "lab/run_config.h"
 
 #include <QFileInfo>
 
@@ -71,19 +72,22 @@ void requireSameVocab(const lab::Candidate& a, const lab::Candidate& b) {
                                  "tokenizer (for example two precisions of one model)");
 }
 
+// The stored run: its workload and the one typed configuration (lab::RunConfig), whose
+// job-specific fields the caller filled.
 lab::RunInfo runInfoFor(const QString& name, const std::vector<std::string>& tags, const lab::WorkloadSpec& spec,
-                        const std::vector<lab::Candidate>& candidates, nlohmann::ordered_json config) {
+                        const std::vector<lab::Candidate>& candidates, lab::RunConfig config) {
     lab::RunInfo info;
     info.name = name.toStdString();
     info.tags = tags;
     info.workloadJson = lab::toJson(spec).dump();
-    for (const auto& c : candidates) {
-        config["models"][c.label] = c.isRemote() ? c.remote : c.modelPath;
-        config["profiles"][c.label] = c.profile.name;
-    }
-    config["threads"] = candidates[0].threads;
-    config["source"] = "gui";
-    info.configJson = config.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    config.source = "gui";
+    for (const auto& c : candidates)
+        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, c.sampling});
+    if (!config.sampling) config.sampling = candidates[0].sampling; // A's: what RunOptions::sampling gets
+    config.threads = candidates[0].threads;
+    for (const auto& c : candidates)
+        if (!c.isRemote() && config.device.empty()) config.device = c.device.id();
+    info.configJson = lab::toJson(config).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     info.environmentJson =
         lab::environmentJson(candidates[0].threads).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     return info;
@@ -234,11 +238,12 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
         if (sink) {
             opts.sink = sink.get();
             const QString firstLine = job.prompt.section(QLatin1Char('\n'), 0, 0).left(40);
+            lab::RunConfig config;
+            config.playground = lab::RunConfig::Playground{job.prompt.toStdString(),
+                                                           static_cast<int64_t>(job.chat.size()), job.concurrent};
+            config.maxTokens = job.maxTokens;
             opts.runInfo = runInfoFor(QStringLiteral("playground: %1").arg(firstLine), {"playground"}, spec, candidates,
-                                      {{"prompt", job.prompt.toStdString()},
-                                       {"chat_turns", job.chat.size()},
-                                       {"max_tokens", job.maxTokens},
-                                       {"concurrent", job.concurrent}});
+                                      std::move(config));
         }
         JobOutcome outcome = runAndStore(candidates, {request}, opts, coalescer, sink, saveError);
         outcome.note = note;
@@ -310,12 +315,18 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
                                    : QString::fromStdString(candidates[0].profile.name);
             const QString name =
                 job.runName.isEmpty() ? QStringLiteral("%1, %2").arg(vs, QString::fromStdString(spec.name)) : job.runName;
-            nlohmann::ordered_json config{{"primers", opts.primers.size()},
-                                          {"slo", {{"ttft_ms", job.slo.ttftMs}, {"e2e_ms", job.slo.e2eMs}}}};
+            lab::RunConfig config;
+            config.sampling = opts.run.sampling;
+            config.arrival = spec.arrival;
+            config.primers = static_cast<int64_t>(opts.primers.size());
+            config.precisionPrompts = job.precisionPrompts;
+            config.precisionGenTokens = job.precisionGenTokens;
+            config.setSlo(job.slo);
             std::vector<std::string> tags;
             if (replay) {
-                config["prompts"] = replay->promptFile;
-                config["replays_run"] = job.replayOf->id;
+                config.promptFile = replay->promptFile;
+                config.maxTokens = replay->maxTokens;
+                config.replaysRun = job.replayOf->id;
                 tags.push_back("migration");
             }
             opts.runInfo = runInfoFor(name, tags, spec, candidates, std::move(config));

@@ -197,12 +197,6 @@ void WorkloadDesigner::setSpec(const lab::WorkloadSpec& s) {
     emit specChanged();
 }
 
-qint64 WorkloadDesigner::measuredRequests(const lab::WorkloadSpec& s) {
-    if (s.sharedPrefix.groups > 0) return qint64{s.sharedPrefix.groups} * s.sharedPrefix.perGroup;
-    if (s.multiTurn.conversations > 0) return qint64{s.multiTurn.conversations} * s.multiTurn.turns;
-    return s.requests;
-}
-
 void WorkloadDesigner::loadFile() {
     const QString f = QFileDialog::getOpenFileName(this, tr("Load workload"), QString(), tr("Workloads (*.json)"));
     if (f.isEmpty()) return;
@@ -214,7 +208,8 @@ void WorkloadDesigner::loadFile() {
     try {
         setSpec(lab::parseWorkloadSpec(nlohmann::json::parse(file.readAll().toStdString())));
     } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Load workload"), QStringLiteral("%1: %2").arg(f, QString::fromUtf8(e.what())));
+        QMessageBox::warning(this, tr("Load workload"),
+                             tr("%1 is not a workload spec: %2").arg(f, QString::fromUtf8(e.what())));
     }
 }
 

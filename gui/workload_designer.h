@@ -20,8 +20,6 @@ public:
 
     lab::WorkloadSpec spec() const;
     void setSpec(const lab::WorkloadSpec& spec);
-    // Measured requests per candidate that spec() describes.
-    static qint64 measuredRequests(const lab::WorkloadSpec& spec);
 
 signals:
     void specChanged();

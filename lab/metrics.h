@@ -122,6 +122,9 @@ double studentT95(int64_t df);
 nlohmann::ordered_json toJson(const Distribution& d);
 nlohmann::ordered_json toJson(const RunSummary& s);
 nlohmann::ordered_json toJson(const RepeatedMetric& m);
+// The one serialiser of request records: compare --json, reports and the store's run
+// documents (db/run_document.h, with token times) all write this shape, the workload
+// index as "id".
 nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes = false);
 
 } // namespace mb::lab

@@ -3,6 +3,7 @@
 
 #include "lab/comparison.h"
 #include "lab/rng.h"
+#include "lab/run_config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,18 +130,16 @@ RunReplay replayRun(const StoredRun& run, const std::string& fallbackPromptFile,
                     const TokenSpace& tokens) {
     const std::string runName = "run " + std::to_string(run.id);
     RunReplay r;
-    nlohmann::json config;
     try {
         r.spec = parseWorkloadSpec(nlohmann::json::parse(run.info.workloadJson));
-        if (!run.info.configJson.empty()) config = nlohmann::json::parse(run.info.configJson);
     } catch (const std::exception& e) {
         throw MigrationError(runName + ": its stored workload cannot be read back: " + e.what());
     }
-    const bool primed = config.is_object() && config.contains("primers") && config["primers"].is_number_integer() &&
-                        config["primers"].get<int64_t>() > 0;
-    std::string recorded;
-    if (config.is_object() && config.contains("prompts") && config["prompts"].is_string())
-        recorded = config["prompts"].get<std::string>();
+    if (!run.info.configJson.empty() && !nlohmann::json::accept(run.info.configJson))
+        throw MigrationError(runName + ": its stored configuration cannot be read back: not JSON");
+    const RunConfig config = runConfigFromText(run.info.configJson);
+    const bool primed = config.primers > 0;
+    std::string recorded = config.promptFile;
     if (recorded.empty() && r.spec.name.rfind("file:", 0) == 0) recorded = r.spec.name.substr(5);
 
     if (recorded.empty()) { // synthetic: the same spec and token space give the same requests
@@ -163,26 +162,27 @@ RunReplay replayRun(const StoredRun& run, const std::string& fallbackPromptFile,
             for (const auto& q : c.requests) longestOutput = std::max(longestOutput, q.outputTokens);
         }
         int32_t maxTokens = 64; // compare's --max-tokens default
-        if (config.is_object() && config.contains("max_tokens") && config["max_tokens"].is_number_integer() &&
-            config["max_tokens"].get<int64_t>() > 0)
-            maxTokens = config["max_tokens"].get<int32_t>();
+        if (config.maxTokens)
+            maxTokens = *config.maxTokens;
         else if (longestOutput > 0)
             maxTokens = static_cast<int32_t>(std::min<int64_t>(longestOutput, 1 << 20));
+        std::vector<WorkloadRequest> prompts;
         try {
-            r.requests = loadPromptFile(file, tokenize, maxTokens);
+            prompts = loadPromptFile(file, tokenize, maxTokens);
         } catch (const std::runtime_error& e) {
             throw MigrationError(runName + "'s prompts: " + e.what());
         }
-        if (stored > 0 && r.requests.size() != stored)
-            throw MigrationError(file + " holds " + std::to_string(r.requests.size()) + " prompts but " + runName +
+        if (stored > 0 && prompts.size() != stored)
+            throw MigrationError(file + " holds " + std::to_string(prompts.size()) + " prompts but " + runName +
                                  " made " + std::to_string(stored) + " requests from " + recorded +
                                  ": not the run's prompts; give --prompts FILE with the same prompts");
-        Rng rng(r.spec.seed); // compare's arrivals for a prompt file
-        const auto times = arrivalTimesMs(r.spec.arrival, r.requests.size(), rng);
-        for (size_t i = 0; i < r.requests.size(); ++i) r.requests[i].arrivalMs = times[i];
+        if (prompts.empty()) throw MigrationError(runName + "'s prompt file " + file + " holds no prompts");
+        const size_t count = prompts.size();
+        r.requests = promptFileWorkload(r.spec, std::move(prompts)); // compare's arrivals and warm-ups
         r.promptFile = file;
+        r.maxTokens = maxTokens;
         r.spec.name = "file:" + file;
-        r.source = "the prompt file " + file + " (" + std::to_string(r.requests.size()) + " prompts" +
+        r.source = "the prompt file " + file + " (" + std::to_string(count) + " prompts" +
                    (file == recorded ? "" : ", standing in for the run's " + recorded) + ")";
     }
     if (primed && r.spec.sharedPrefix.groups > 0) r.primers = prefixPrimers(r.requests, r.spec.sharedPrefix.prefixTokens);

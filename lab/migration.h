@@ -93,18 +93,19 @@ MonitorResult monitorFromSummary(const RunSummary& s, const Requirements& req, i
 
 // D and F replay the selection run's own prompts. The store keeps token counts, not
 // prompts: compare records a prompt-file run as workload_json {"name": "file:PATH", ...}
-// with config_json {"prompts": PATH, "primers": N}; a synthetic run is rebuilt exactly
-// from its spec and seed.
+// with its RunConfig (lab/run_config.h: the prompt file, max_tokens, primers); a synthetic
+// run is rebuilt exactly from its spec and seed, a prompt file's through promptFileWorkload.
 struct RunReplay {
     WorkloadSpec spec;                     // the run's; name "file:PATH" for the file read
     std::vector<WorkloadRequest> requests; // with the run's arrivals (and its warm-ups)
     std::vector<WorkloadRequest> primers;  // the run's unrecorded prefix primers, if it had any
     std::string promptFile;                // the file read, "" for a synthetic workload
+    std::optional<int32_t> maxTokens;      // a prompt file: what its lines without max_tokens got
     std::string source;                    // one phrase, e.g. "the prompt file p.txt (6 prompts)"
 };
 // `fallbackPromptFile` (e.g. migrate --prompts) stands in when the run's recorded prompt
 // file cannot be read here (a relative path is relative to where compare ran). Lines
-// without max_tokens get config_json's "max_tokens", else the most output tokens any
+// without max_tokens get the config's max_tokens, else the most output tokens any
 // request of the run produced. Throws MigrationError, naming the file and what to do, when
 // no readable file holds the run's prompts, or when the file's prompt count differs from
 // the run's request count (then it is not the run's workload).

@@ -2,6 +2,7 @@
 #include "lab/report.h"
 
 #include "lab/metrics.h"
+#include "lab/run_config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -278,7 +279,9 @@ ReportSection candidatesSection(const std::vector<StoredRun>& runs) {
         OJson env;
         env["environment"] = parsedOrNull(run.info.environmentJson);
         env["workload"] = parsedOrNull(run.info.workloadJson);
-        env["config"] = parsedOrNull(run.info.configJson);
+        // Read through the one type, so that runs of older builds show this build's keys.
+        const OJson config = parsedOrNull(run.info.configJson);
+        env["config"] = config.is_object() ? toJson(runConfigFromJson(config)) : config;
         cand.tables.push_back(keyValueTable("Environment and workload of run #" + std::to_string(run.id), env));
     }
     return cand;

@@ -3,6 +3,7 @@
 
 #include "lab/metrics.h"
 #include "lab/rng.h"
+#include "lab/run_config.h"
 #include "lab/selection_internal.h"
 #include "lab/workload.h"
 
@@ -236,8 +237,8 @@ std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs) 
     // What a run replayed: its workload spec, and the prompt file a prompt-file run read.
     auto workloadOf = [](const StoredRun& r) {
         nlohmann::json w = parsedOrEmpty(r.info.workloadJson);
-        const nlohmann::json config = parsedOrEmpty(r.info.configJson);
-        if (config.contains("prompts") && config["prompts"].is_string()) w["prompt_file"] = config["prompts"];
+        if (const std::string file = runConfigFromText(r.info.configJson).promptFile; !file.empty())
+            w["prompt_file"] = file;
         return w;
     };
     std::vector<std::string> out;

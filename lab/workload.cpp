@@ -292,6 +292,50 @@ std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const Token
     return out;
 }
 
+int64_t measuredRequestCount(const WorkloadSpec& spec) {
+    if (spec.sharedPrefix.groups > 0) return int64_t{spec.sharedPrefix.groups} * spec.sharedPrefix.perGroup;
+    if (spec.multiTurn.conversations > 0) return int64_t{spec.multiTurn.conversations} * spec.multiTurn.turns;
+    return spec.requests;
+}
+
+WorkloadSpec promptFileSpec(const std::string& path, const std::vector<WorkloadRequest>& prompts, int32_t maxTokens) {
+    if (prompts.empty()) throw std::invalid_argument(path + " holds no prompts");
+    WorkloadSpec spec;
+    spec.name = "file:" + path;
+    spec.requests = static_cast<int64_t>(prompts.size());
+    int64_t shortest = std::numeric_limits<int64_t>::max(), longest = 0; // the file's own lengths, as a range
+    for (const auto& r : prompts) {
+        shortest = std::min<int64_t>(shortest, static_cast<int64_t>(r.prompt.size()));
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(r.prompt.size()));
+    }
+    spec.input = {LengthDist::Kind::Uniform, double(shortest), double(longest), shortest, longest};
+    spec.output = {LengthDist::Kind::Fixed, double(maxTokens), 0, 1, maxTokens};
+    spec.arrival.kind = ArrivalSpec::Kind::Closed;
+    spec.arrival.concurrency = 1;
+    return spec;
+}
+
+std::vector<WorkloadRequest> promptFileWorkload(const WorkloadSpec& spec, std::vector<WorkloadRequest> prompts) {
+    if (prompts.empty()) throw std::invalid_argument("a prompt file's workload needs at least one prompt");
+    Rng rng(spec.seed); // not a stream: the arrivals compare has always drawn for prompt files
+    const auto times = arrivalTimesMs(spec.arrival, prompts.size(), rng);
+    std::vector<WorkloadRequest> out;
+    out.reserve(prompts.size() + static_cast<size_t>(std::max<int32_t>(0, spec.warmupRequests)));
+    for (int32_t i = 0; i < spec.warmupRequests; ++i) { // the file's prompts again, from the first
+        WorkloadRequest w = prompts[static_cast<size_t>(i) % prompts.size()];
+        w.warmup = true;
+        w.arrivalMs = 0;
+        out.push_back(std::move(w));
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        prompts[i].arrivalMs = times[i];
+        prompts[i].warmup = false;
+        out.push_back(std::move(prompts[i]));
+    }
+    for (size_t i = 0; i < out.size(); ++i) out[i].index = i;
+    return out;
+}
+
 std::vector<std::string> builtinWorkloadNames() {
     return {"shared-prefix", "chat", "long-context", "multi-turn"};
 }

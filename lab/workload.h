@@ -114,17 +114,38 @@ struct WorkloadSpec {
 // space is invalid.
 std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const TokenSpace& tokens);
 
+// The measured requests `spec` runs (warm-ups not counted): groups × perGroup for
+// shared-prefix, conversations × turns for multi-turn, else `requests`. The one count that
+// compare, the GUI's progress and designer, and buildWorkload agree on.
+int64_t measuredRequestCount(const WorkloadSpec& spec);
+
+// The spec a prompt file runs as: name "file:" + `path`, `requests` = the prompts, input a
+// uniform range over the file's own prompt lengths, output fixed at `maxTokens`, a closed
+// loop of 1, seed 0 and no warm-ups (callers then set arrivals, seed and warm-ups).
+// Precondition: `prompts` is not empty.
+WorkloadSpec promptFileSpec(const std::string& path, const std::vector<WorkloadRequest>& prompts, int32_t maxTokens);
+
+// A prompt file's requests as they run: `spec.warmupRequests` warm-ups first (the file's
+// prompts again from the first, warmup = true, arriving at 0), then `prompts` once each in
+// file order with spec.arrival's times drawn from Rng(spec.seed); `index` = position. The
+// same spec and file give the same requests in compare, migrate's replay and the GUI.
+// Precondition: `prompts` is not empty.
+std::vector<WorkloadRequest> promptFileWorkload(const WorkloadSpec& spec, std::vector<WorkloadRequest> prompts);
+
 // "shared-prefix", "chat", "long-context", "multi-turn"; nullopt for other names.
 std::optional<WorkloadSpec> builtinWorkload(const std::string& name);
 std::vector<std::string> builtinWorkloadNames();
 
-// Prompts from a file. JSONL when the first non-blank character is '{': one object a
-// line, {"prompt": "...", "max_tokens": N} or {"messages": [{"role", "content"}...],
-// "max_tokens": N}; messages become `chat`'s ids when given (engine::chatPrompt with the
-// model's template family), else "role: content\n" lines for `tokenize`; other keys are
-// ignored; max_tokens defaults to
-// `defaultMaxTokens`. Otherwise plain text: one prompt per non-blank line (a trailing \r
-// is dropped). `tokenize` turns text into ids (add BOS there if the target wants it).
+// Prompts from a file, never a workload spec (parseWorkloadSpec reads those). The format
+// is the file's extension, in any case: ".jsonl" is JSONL, ".txt" plain text; any other
+// name is JSONL when its first non-blank character is '{', else plain text (the
+// prompt-file format's own rule; name a plain-text file whose first prompt starts with '{'
+// ".txt"). JSONL: one object a line, {"prompt": "...", "max_tokens": N} or {"messages":
+// [{"role", "content"}...], "max_tokens": N}; messages become `chat`'s ids when given
+// (engine::chatPrompt with the model's template family), else "role: content\n" lines for
+// `tokenize`; other keys are ignored; max_tokens defaults to `defaultMaxTokens`. Plain
+// text: one prompt per non-blank line (a trailing \r is dropped). `tokenize` turns text
+// into ids (add BOS there if the target wants it).
 // Throws std::runtime_error("FILE:LINE: reason") for malformed JSON, a missing or empty
 // prompt, a non-positive max_tokens, or a tokenizer failure; "FILE: cannot open" when
 // unreadable. An empty file gives no requests.

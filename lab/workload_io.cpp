@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -259,7 +260,10 @@ loadPromptFile(const std::string& path,
     const auto firstChar = std::find_if_not(content.begin(), content.end(), [](char c) {
         return std::isspace(static_cast<unsigned char>(c));
     });
-    const bool jsonl = firstChar != content.end() && *firstChar == '{';
+    // The extension decides; only a file named neither .jsonl nor .txt is told by its first character.
+    std::string ext = std::filesystem::path(path).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool jsonl = ext == ".jsonl" || (ext != ".txt" && firstChar != content.end() && *firstChar == '{');
 
     std::vector<WorkloadRequest> out;
     std::istringstream lines(content);

@@ -1,5 +1,7 @@
 // `modebench-cli compare` end to end: failures explained, options its workload would ignore refused.
 #include "cli/cli_runner.h"
+#include "db/run_store.h"
+#include "lab/run_config.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -76,4 +78,53 @@ TEST(CompareCli, PromptFileRunsWithWarmupsAndJsonOnStdout) {
     EXPECT_EQ(j["workload"]["requests"], 3);
     EXPECT_EQ(j["workload"]["warmup_requests"], 2);
     EXPECT_EQ(j["workload"]["shared_prefix"]["groups"], 0); // not the default workload's shape
+}
+
+// issue 19 item 9: a file's kind is never guessed from its content. A one-line JSONL prompt
+// file parses as one JSON object, so it used to be read as a workload spec and fail on
+// "workload spec: max_tokens: unknown key"; now --workload says it is not a spec and points
+// at --prompts.
+TEST(CompareCli, APromptFileGivenAsWorkloadIsRefusedWithAHint) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    const std::string file = (dir / "long.jsonl").string();
+    std::ofstream(file) << R"({"prompt": "Once upon a time", "max_tokens": 32})" << '\n';
+    const auto r = runCli({"compare", "-m", model.string(), "--workload", file, "--no-store"});
+    expectCleanError(r, "--workload " + file + ": not a workload spec");
+    EXPECT_NE(r.err.find("give --prompts " + file), std::string::npos) << r.err;
+    // Two lines are no JSON document at all: the same one-line refusal, not a parser dump.
+    std::ofstream(file, std::ios::app) << R"({"prompt": "The cat"})" << '\n';
+    expectCleanError(runCli({"compare", "-m", model.string(), "--workload", file, "--no-store"}), "--prompts " + file);
+    // And as --prompts it runs.
+    const auto ok = runCli({"compare", "-m", model.string(), "--prompts", file, "-n", "2", "--threads", "1",
+                            "--no-store"});
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_NE(ok.err.find("compare: 2 requests"), std::string::npos) << ok.err;
+}
+
+// The stored configuration is lab::RunConfig's: read back through the one type.
+TEST(CompareCli, StoredConfigReadsBackThroughRunConfig) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    TempDir dir;
+    const std::string prompts = (dir / "p.txt").string(), db = (dir / "runs.db").string();
+    std::ofstream(prompts) << "Once upon a time\nThe cat sat\n";
+    const auto r = runCli({"compare", "-m", model.string(), "--prompts", prompts, "-n", "3", "--threads", "1",
+                           "--slo-ttft-ms", "900", "--db", db});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto runs = mb::db::RunStore::open(db).listRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    const auto run = mb::db::RunStore::open(db).getRun(runs[0].id);
+    const mb::lab::RunConfig c = mb::lab::runConfigFromText(run.info.configJson);
+    EXPECT_EQ(c.source, "cli");
+    ASSERT_EQ(c.candidates.size(), 2u);
+    EXPECT_EQ(c.candidates[0].model, model.string());
+    EXPECT_EQ(c.candidates[1].profile, "regular");
+    ASSERT_TRUE(c.sampling);
+    EXPECT_EQ(c.sampling->temperature, 0.0f);
+    EXPECT_EQ(c.promptFile, std::filesystem::absolute(prompts).string());
+    EXPECT_EQ(c.maxTokens, 3);
+    EXPECT_EQ(c.sloTtftMs, 900);
+    EXPECT_FALSE(c.sloE2eMs) << run.info.configJson;
+    EXPECT_EQ(mb::lab::toJson(c).dump(), nlohmann::ordered_json::parse(run.info.configJson).dump())
+        << "what compare stores is exactly what the type writes";
 }

@@ -4,6 +4,7 @@
 #include "db/run_store.h"
 #include "db/sqlite_run_sink.h"
 #include "db_test_util.h"
+#include "lab/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -171,6 +172,38 @@ TEST(RunStore, ExportImportExportIsEqual) {
     EXPECT_EQ(second["run"]["created_at"], first["run"]["created_at"]); // kept, not re-assigned
 }
 
+// One serialiser of request records: the document's requests are lab::toJson's (token
+// times included), and documents exported before it was shared ("index") still import.
+TEST(RunStore, DocumentRequestsAreLabsRecordsAndOldIndexKeysImport) {
+    TempDir dir;
+    int64_t id = 0;
+    {
+        SqliteRunSink sink(dir / "a.db");
+        id = mb::test::writeSampleRun(sink, "source", 3, 2);
+    }
+    RunStore store = RunStore::open(dir / "a.db");
+    const StoredRun run = store.getRun(id);
+    auto doc = store.exportRun(id);
+    const auto& requests = doc["candidates"][1]["requests"];
+    ASSERT_EQ(requests.size(), run.candidates[1].requests.size());
+    for (size_t i = 0; i < requests.size(); ++i)
+        EXPECT_EQ(requests[i], lab::toJson(run.candidates[1].requests[i], true)) << i;
+    EXPECT_TRUE(requests[0].contains("id"));
+    EXPECT_FALSE(requests[0].contains("index"));
+
+    doc["format_version"] = 1; // as exported before the serialiser was shared
+    for (auto& c : doc["candidates"])
+        for (auto& r : c["requests"]) {
+            r["index"] = r["id"];
+            r.erase("id");
+        }
+    const StoredRun back = store.getRun(store.importRun(doc));
+    ASSERT_EQ(back.candidates.size(), run.candidates.size());
+    for (size_t c = 0; c < run.candidates.size(); ++c)
+        for (size_t i = 0; i < run.candidates[c].requests.size(); ++i)
+            expectSameRecord(back.candidates[c].requests[i], run.candidates[c].requests[i]);
+}
+
 TEST(RunStore, ImportRejectsBadDocumentsClearly) {
     TempDir dir;
     int64_t id = 0;
@@ -206,8 +239,8 @@ TEST(RunStore, ImportRejectsBadDocumentsClearly) {
     doc["candidates"][0]["requests"][1]["token_times_ms"][0] = "soon";
     expectError(doc, "candidates[0].requests[1].token_times_ms[0]: expected a number");
     doc = good;
-    doc["candidates"][0]["requests"][1]["index"] = 0;
-    expectError(doc, "appears twice");
+    doc["candidates"][0]["requests"][1]["id"] = 0;
+    expectError(doc, "candidates[0].requests[1].id: id 0 appears twice");
     doc = good;
     doc["run"]["created_at"] = "yesterday";
     expectError(doc, "run.created_at: expected ISO-8601");

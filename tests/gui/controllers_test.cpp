@@ -93,6 +93,23 @@ lab::RequestRecord record(uint64_t id, double ttft) {
     return r;
 }
 
+// A replay runs the stored run's workload: its progress total is that spec's request count
+// (lab::measuredRequestCount), not the job's unused default workload.
+TEST(BenchmarkController, AReplayCountsTheStoredRunsRequests) {
+    test::FakeEngine engine;
+    BenchmarkController c(&engine);
+    BenchmarkJob job;
+    job.onlyA = true;
+    auto run = std::make_shared<lab::StoredRun>();
+    lab::WorkloadSpec spec;
+    spec.name = "file:/data/p.txt";
+    spec.requests = 5;
+    run->info.workloadJson = lab::toJson(spec).dump();
+    job.replayOf = run;
+    c.start(job);
+    EXPECT_EQ(c.total(), 5) << "the stored run's 5 prompts, not the default spec's 64";
+}
+
 TEST(BenchmarkController, FoldsBatchesTracksProgressAndIgnoresOtherJobs) {
     test::FakeEngine engine;
     BenchmarkController c(&engine);

@@ -14,6 +14,7 @@
 #include "gui/playground_page.h"
 #include "gui/workload_designer.h"
 #include "lab/executive_summary.h"
+#include "lab/run_config.h"
 #include "page_helpers.h"
 #include "test_data.h"
 
@@ -220,6 +221,18 @@ TEST(Gui, BenchmarkFillsEveryChartAndTheStoreWhileTheUiKeepsTicking) {
     const auto runs = db::RunStore::open(dir.file("runs.db").toStdString()).listRuns();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].status, lab::RunStatus::Complete);
+    // The GUI stores the same typed configuration as the CLI, sampling and arrival included.
+    const lab::RunConfig config =
+        lab::runConfigFromText(db::RunStore::open(dir.file("runs.db").toStdString()).getRun(runs[0].id).info.configJson);
+    EXPECT_EQ(config.source, "gui");
+    ASSERT_EQ(config.candidates.size(), 2u);
+    EXPECT_EQ(config.candidates[0].model, model.string());
+    EXPECT_EQ(config.candidates[1].profile, "regular");
+    EXPECT_TRUE(config.sampling) << "sampling was missing from GUI runs";
+    ASSERT_TRUE(config.arrival);
+    EXPECT_EQ(config.arrival->concurrency, 4);
+    EXPECT_EQ(config.primers, 4);
+    EXPECT_FALSE(config.sloTtftMs) << "no SLO: unset, not -1";
     EXPECT_EQ(page->summaryModel().value(page->summaryModel().rowOf(QStringLiteral("requests ok")), 0), 48);
 
     RecordProperty("worst_ui_gap_ms", static_cast<int>(worstGap));

@@ -10,6 +10,7 @@
 #include "gui/migration_page.h"
 #include "gui/threaded_engine.h"
 #include "lab/comparison.h"
+#include "lab/run_config.h"
 
 #include <QLabel>
 #include <QSignalSpy>
@@ -140,7 +141,10 @@ int64_t writePromptFileRun(const std::string& db, const std::string& model, cons
     lab::RunInfo info;
     info.name = "compare --prompts";
     info.workloadJson = lab::toJson(spec).dump();
-    info.configJson = nlohmann::json{{"prompts", prompts}, {"max_tokens", 4}, {"primers", 0}}.dump();
+    lab::RunConfig config;
+    config.promptFile = prompts;
+    config.maxTokens = 4;
+    info.configJson = lab::toJson(config).dump();
     info.environmentJson = "{}";
     db::SqliteRunSink sink(db);
     const int64_t run = sink.beginRun(info);
@@ -200,9 +204,10 @@ TEST(MigrationPage, WarmupAndMonitoringReplayTheRunsOwnPrompts) {
     for (const auto& r : monitoring.candidates[0].requests) got[r.id] = r.promptTokens;
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
-    const auto config = nlohmann::json::parse(monitoring.info.configJson);
-    EXPECT_EQ(config.value("replays_run", int64_t{0}), runId);
-    EXPECT_EQ(config.value("prompts", std::string()), prompts);
+    const lab::RunConfig config = lab::runConfigFromText(monitoring.info.configJson);
+    EXPECT_EQ(config.replaysRun, runId);
+    EXPECT_EQ(config.promptFile, prompts);
+    EXPECT_EQ(config.maxTokens, 4) << "the replay records the max_tokens it used";
     EXPECT_NE(std::find(monitoring.info.tags.begin(), monitoring.info.tags.end(), "migration"),
               monitoring.info.tags.end());
 }

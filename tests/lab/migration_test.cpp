@@ -1,6 +1,7 @@
 // The migration flowchart: its edges, each node's check, the I→F loop, rollback and JSON.
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
+#include "lab/run_config.h"
 #include "lab/selection.h"
 #include "selection_fixtures.h"
 #include "test_data.h"
@@ -351,6 +352,40 @@ StoredRun promptFileRun(const std::string& file, int requests) {
 }
 
 } // namespace
+
+// A replay of a prompt-file run builds the very requests compare ran (lab::promptFileWorkload:
+// its arrivals and warm-ups), with the max_tokens its RunConfig recorded.
+TEST(MigrationReplay, PromptFileReplayIsComparesWorkload) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("mb_replay_cfg_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string file = (dir / "prompts.txt").string();
+    std::ofstream(file) << "Once upon a time\nThe little dog\nA cat\n";
+    auto run = mb::test::syntheticRun(8, {}, {}, 3);
+    WorkloadSpec spec = promptFileSpec(file, loadPromptFile(file, charTokens, 9), 9);
+    spec.arrival.kind = ArrivalSpec::Kind::Poisson;
+    spec.arrival.rate = 4;
+    spec.seed = 11;
+    spec.warmupRequests = 2;
+    run.info.workloadJson = toJson(spec).dump();
+    RunConfig config;
+    config.promptFile = file;
+    config.maxTokens = 9;
+    run.info.configJson = toJson(config).dump();
+
+    const RunReplay r = replayRun(run, "", charTokens, TokenSpace{1, 2, 200});
+    const auto want = promptFileWorkload(spec, loadPromptFile(file, charTokens, 9));
+    ASSERT_EQ(r.requests.size(), want.size());
+    ASSERT_EQ(r.requests.size(), 5u) << "2 warm-ups + 3 prompts";
+    for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(r.requests[i].prompt, want[i].prompt) << i;
+        EXPECT_EQ(r.requests[i].arrivalMs, want[i].arrivalMs) << i;
+        EXPECT_EQ(r.requests[i].warmup, want[i].warmup) << i;
+        EXPECT_EQ(r.requests[i].maxTokens, 9) << i;
+    }
+    EXPECT_EQ(r.maxTokens, 9);
+    fs::remove_all(dir);
+}
 
 // F (and D) replay the run's own prompts: a prompt-file run reads its file again, with the
 // run's arrivals and output lengths, never the default synthetic spec its workload_json holds.
