@@ -237,7 +237,10 @@ TEST(Gui, BenchmarkFillsEveryChartAndTheStoreWhileTheUiKeepsTicking) {
 
     RecordProperty("worst_ui_gap_ms", static_cast<int>(worstGap));
     ASSERT_GT(ticks, 20) << "the benchmark streamed too briefly to measure the UI thread";
-    EXPECT_LT(worstGap, 100) << "the UI thread stalled for " << worstGap << " ms while data streamed";
+    // 250 ms: a UI thread that waited on the engine or the store would stall for the run's seconds;
+    // on a 2-core machine shared with the engine's threads (and whatever else runs) the scheduler
+    // alone has been seen to delay a tick by 190 ms (CI, 2026-12-02).
+    EXPECT_LT(worstGap, 250) << "the UI thread stalled for " << worstGap << " ms while data streamed";
 
     // History lists the run and rebuilds its charts from the store.
     QSignalSpy opened(w.history(), &HistoryPage::runOpened);
