@@ -23,6 +23,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -291,6 +292,9 @@ void runCompare(const CompareArgs& a) {
     requireReadableFile(a.model, "model file");
     if (!a.modelB.empty()) requireReadableFile(a.modelB, "model file (B)");
     if (const std::string why = a.sampling.validate(); !why.empty()) throw UsageError(why);
+    // Checked before any work or output: a sweep's options against the rest.
+    const std::optional<lab::SweepOptions> sweep =
+        a.sweep.empty() ? std::nullopt : std::optional<lab::SweepOptions>(sweepOptions(a));
     const engine::Device device = resolveDeviceOption(a.device);
     std::vector<lab::Candidate> candidates;
     try {
@@ -423,11 +427,11 @@ void runCompare(const CompareArgs& a) {
     std::vector<int64_t> runIds;
     std::vector<lab::CandidateResult> results;
     const std::string baseName = opts.runInfo.name;
-    if (!a.sweep.empty()) {
-        results = runCompareSweep(candidates, requests, opts, sweepOptions(a), spec.seed, sink ? dbPath : std::string());
+    if (sweep) {
+        results = runCompareSweep(candidates, requests, opts, *sweep, spec.seed, sink ? dbPath : std::string());
         if (results.empty()) throw RunFailed("the sweep ran no level");
     }
-    for (int k = 1; k <= a.repeat && a.sweep.empty(); ++k) {
+    for (int k = 1; k <= a.repeat && !sweep; ++k) {
         if (a.repeat > 1) {
             std::cerr << "compare: repeat " << k << " of " << a.repeat << '\n';
             opts.runInfo.name = baseName + " (repeat " + std::to_string(k) + " of " + std::to_string(a.repeat) + ")";
@@ -449,7 +453,7 @@ void runCompare(const CompareArgs& a) {
                       << select << " --requirements FILE\n";
     }
     const bool toStdout = a.jsonOut == "-"; // the JSON on stdout, the table on stderr
-    if (a.sweep.empty()) printTable(results, toStdout ? std::cerr : std::cout); // a sweep printed its levels
+    if (!sweep) printTable(results, toStdout ? std::cerr : std::cout); // a sweep printed its levels
     const bool noneOk = reportFailures(results);
     if (!a.jsonOut.empty()) {
         Json j;

@@ -2,6 +2,7 @@
 #include "lab/capacity.h"
 
 #include "lab/metrics.h"
+#include "lab/run_config.h"
 #include "lab/selection_internal.h"
 
 #include <algorithm>
@@ -11,35 +12,13 @@ namespace mb::lab {
 
 using namespace selection_detail;
 
-const char* sweepKindName(SweepKind k) { return k == SweepKind::Rates ? "rates" : "concurrency"; }
-
-std::optional<SweepKind> sweepKindFromName(const std::string& name) {
-    if (name == "rates") return SweepKind::Rates;
-    if (name == "concurrency") return SweepKind::Concurrency;
-    return std::nullopt;
-}
-
 std::optional<SweepTag> sweepTagOf(const StoredRun& run) {
-    const nlohmann::json config = parsedOrEmpty(run.info.configJson);
-    if (!config.is_object() || !config.contains("sweep") || !config["sweep"].is_object()) return std::nullopt;
-    const nlohmann::json& s = config["sweep"];
-    const auto kind = sweepKindFromName(s.value("kind", std::string()));
-    if (!kind) throw SelectionError("run " + std::to_string(run.id) + ": sweep.kind is neither rates nor concurrency");
-    SweepTag t;
-    t.kind = *kind;
-    t.level = s.contains("level") && s["level"].is_number() ? s["level"].get<double>() : 0.0;
-    t.index = s.value("index", 0);
-    t.probe = s.value("probe", false);
-    if (!t.probe && !(t.level > 0))
-        throw SelectionError("run " + std::to_string(run.id) + ": sweep.level must be a positive number");
-    return t;
-}
-
-nlohmann::ordered_json toJson(const SweepTag& t) {
-    nlohmann::ordered_json j{{"kind", sweepKindName(t.kind)}, {"index", t.index}};
-    j["level"] = t.probe ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.level);
-    if (t.probe) j["probe"] = true;
-    return j;
+    const RunConfig config = runConfigFromText(run.info.configJson);
+    if (config.sweep) return config.sweep;
+    if (!config.extra.contains("sweep")) return std::nullopt;
+    std::string why; // a "sweep" that did not read as a tag stays in extra
+    sweepTagFromJson(config.extra["sweep"], why);
+    throw SelectionError("run " + std::to_string(run.id) + ": " + why);
 }
 
 namespace {

@@ -24,6 +24,7 @@
 #include "lab/requirements.h"
 #include "lab/selection_basics.h"
 #include "lab/stored_run.h"
+#include "lab/sweep_tag.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,20 +40,9 @@ inline constexpr double kSweepMaxFailedShare = 0.01;
 // Scale-in is read at the highest load at or under this share of the knee's.
 inline constexpr double kScaleInLoadShare = 0.5;
 
-enum class SweepKind { Rates, Concurrency };
-const char* sweepKindName(SweepKind k); // "rates", "concurrency"
-std::optional<SweepKind> sweepKindFromName(const std::string& name);
-
-// What a run's configuration says about its place in a sweep.
-struct SweepTag {
-    SweepKind kind = SweepKind::Concurrency;
-    double level = 0; // rates: offered requests/s; concurrency: requests in flight
-    int index = 0;    // 0-based position in the sweep
-    bool probe = false; // a rates sweep's closed-loop concurrency-1 probe (its load: what it served)
-};
-// The "sweep" object of the run's configuration JSON; nullopt for an ordinary run.
+// The sweep tag of the run's configuration (RunConfig::sweep); nullopt for an ordinary run.
+// Throws SelectionError naming the run for a malformed tag.
 std::optional<SweepTag> sweepTagOf(const StoredRun& run);
-nlohmann::ordered_json toJson(const SweepTag& t);
 
 // One candidate at one level of the sweep.
 struct SweepPoint {

@@ -187,6 +187,7 @@ OJson toJson(const RunConfig& c) {
     j["slo"] = std::move(slo);
     if (c.repeats > 1) j["repeats"] = c.repeats;
     if (c.replaysRun) j["replays_run"] = *c.replaysRun;
+    if (c.sweep) j["sweep"] = toJson(*c.sweep);
     if (c.playground) {
         j["prompt"] = c.playground->prompt;
         j["chat_turns"] = c.playground->chatTurns;
@@ -235,6 +236,11 @@ RunConfig runConfigFromJson(const Json& j) {
     }
     for (const auto& [key, value] : j.items())
         if (!knownKeys().count(key)) c.extra[key] = value;
+    if (c.extra.contains("sweep")) { // a tag that reads is typed; a malformed one stays as it was
+        std::string why;
+        c.sweep = sweepTagFromJson(c.extra["sweep"], why);
+        if (c.sweep) c.extra.erase("sweep");
+    }
     return c;
 }
 

@@ -3,6 +3,7 @@
 
 #include "engine/sampler.h"
 #include "lab/metrics.h"
+#include "lab/sweep_tag.h"
 #include "lab/workload.h"
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,7 @@ struct RunConfig {
     std::optional<double> sloTtftMs, sloE2eMs, sloTpotMs;
     int32_t repeats = 1;               // compare --repeat: runs of this one config
     std::optional<int64_t> replaysRun; // a migration monitoring pass: the run replayed
+    std::optional<SweepTag> sweep;     // compare --sweep: this run's level (a malformed tag stays in extra)
     // The playground's single request (its prompt text, chat turns and "at once").
     struct Playground {
         std::string prompt;
@@ -67,7 +69,7 @@ struct RunConfig {
 // top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed}, "candidate_sampling": {label:
 // {...}}, "arrival": {as the workload's}, "interleave", "slices", "threads", "device",
 // "primers", "precision_check": {prompts, gen_tokens}, "prompts": PATH, "max_tokens",
-// "slo": {ttft_ms, e2e_ms, tpot_ms}, "repeats", "replays_run", "prompt", "chat_turns",
+// "slo": {ttft_ms, e2e_ms, tpot_ms}, "repeats", "replays_run", "sweep", "prompt", "chat_turns",
 // "concurrent"}, then `extra`'s keys. Unset optionals are left out; "prompts", "primers"
 // and "max_tokens" keep the names older builds read.
 nlohmann::ordered_json toJson(const RunConfig& c);

@@ -245,7 +245,8 @@ std::vector<std::string> workloadMismatches(const std::vector<StoredRun>& runs) 
     // Sweep points replay the workload at other loads by design: only the deciding runs are repeats.
     std::vector<const StoredRun*> repeats;
     for (const StoredRun& r : runs)
-        if (!parsedOrEmpty(r.info.configJson).contains("sweep")) repeats.push_back(&r);
+        if (const RunConfig c = runConfigFromText(r.info.configJson); !c.sweep && !c.extra.contains("sweep"))
+            repeats.push_back(&r);
     if (repeats.empty()) return out;
     const nlohmann::json first = workloadOf(*repeats.front());
     for (size_t i = 1; i < repeats.size(); ++i) {

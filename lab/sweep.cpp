@@ -2,6 +2,7 @@
 #include "lab/sweep.h"
 
 #include "lab/rng.h"
+#include "lab/run_config.h"
 
 #include <algorithm>
 #include <cmath>
@@ -78,18 +79,16 @@ RunInfo infoAt(const RunInfo& base, const SweepTag& tag, const ArrivalSpec& a, c
     RunInfo info = base;
     info.name = base.name + " (sweep: " + what + ")";
     if (std::find(info.tags.begin(), info.tags.end(), "sweep") == info.tags.end()) info.tags.push_back("sweep");
-    nlohmann::ordered_json arrival{{"kind", arrivalKindName(a.kind)}, {"concurrency", a.concurrency},
-                                   {"rate", a.rate}, {"burstiness", a.burstiness}, {"ramp_seconds", a.rampSeconds}};
-    auto patch = [&](const std::string& text, bool withTag) {
-        nlohmann::ordered_json j = nlohmann::ordered_json::object();
-        if (!text.empty()) j = nlohmann::ordered_json::parse(text, nullptr, false);
-        if (!j.is_object()) j = nlohmann::ordered_json::object();
-        j["arrival"] = arrival;
-        if (withTag) j["sweep"] = toJson(tag);
-        return j.dump();
-    };
-    info.workloadJson = patch(base.workloadJson, false);
-    info.configJson = patch(base.configJson, true);
+    RunConfig config = runConfigFromText(base.configJson);
+    config.sweep = tag;
+    config.arrival = a;
+    info.configJson = toJson(config).dump();
+    // The workload spec records its arrival too: the level's.
+    auto workload = nlohmann::ordered_json::parse(base.workloadJson.empty() ? "{}" : base.workloadJson, nullptr, false);
+    if (!workload.is_object()) workload = nlohmann::ordered_json::object();
+    workload["arrival"] = {{"kind", arrivalKindName(a.kind)}, {"concurrency", a.concurrency}, {"rate", a.rate},
+                           {"burstiness", a.burstiness}, {"ramp_seconds", a.rampSeconds}};
+    info.workloadJson = workload.dump();
     return info;
 }
 

@@ -4,6 +4,7 @@
 #include "lab/deploy_export.h"
 #include "lab/report.h"
 #include "lab/report_render.h"
+#include "lab/run_config.h"
 #include "lab/selection.h"
 #include "lab/sweep.h"
 #include "selection_fixtures.h"
@@ -259,4 +260,18 @@ TEST(Capacity, TheReportHasACapacitySectionInEveryFormat) {
     plain.result = select(req, std::nullopt, {runs.front()});
     for (const auto& s : buildReport({runs.front()}, plain, "2026-12-02T00:00:00Z").sections)
         if (s.id == "capacity") EXPECT_NE(s.paragraphs.front().find("compare --sweep"), std::string::npos);
+}
+
+TEST(Sweep, TheTagIsPartOfTheTypedRunConfig) {
+    RunConfig c;
+    c.sweep = SweepTag{SweepKind::Rates, 0, 0, true};
+    const RunConfig back = runConfigFromJson(toJson(c));
+    ASSERT_TRUE(back.sweep.has_value());
+    EXPECT_TRUE(back.sweep->probe);
+    EXPECT_EQ(back.sweep->kind, SweepKind::Rates);
+    EXPECT_FALSE(back.extra.contains("sweep"));
+    // A malformed tag is kept as written (so sweepTagOf can say what is wrong), not dropped.
+    const RunConfig bad = runConfigFromText(R"({"sweep": {"kind": "bursts"}})");
+    EXPECT_FALSE(bad.sweep.has_value());
+    EXPECT_TRUE(bad.extra.contains("sweep"));
 }
