@@ -16,6 +16,7 @@
 #include <QSpinBox>
 #include <QTimer>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace mb::gui {
@@ -44,14 +45,24 @@ void fail(const QString& message) {
     std::fprintf(stderr, "modebench: screenshot: %s\n", message.toLocal8Bit().constData());
 }
 
-// Decides on the newest run with two candidates (Selection page); true when saved.
+// Decides on the newest run with two candidates (Selection page), with the store's load-sweep
+// runs (tagged "sweep") as capacity points; true when saved.
 bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
+    QStringList sweep;
     const bool listed = waitFor(timeoutMs, [&](auto done) {
-        auto c = std::vector{QObject::connect(window.store(), &StoreClient::runsListed, done)};
+        auto c = std::vector{QObject::connect(window.store(), &StoreClient::runsListed,
+                                              [&, done](qint64, const RunListingList& runs) {
+                                                  for (const auto& r : runs)
+                                                      if (std::find(r.tags.begin(), r.tags.end(), "sweep") !=
+                                                          r.tags.end())
+                                                          sweep << QString::number(r.id);
+                                                  done();
+                                              })};
         window.selection()->refreshRuns();
         return c;
     });
     if (!listed) return false;
+    window.selection()->setRepeats(sweep.join(QStringLiteral(", ")));
     QCoreApplication::processEvents();
     return waitFor(timeoutMs, [&](auto done) {
         auto c = std::vector{QObject::connect(window.selection(), &SelectionPage::selectionSaved, done),

@@ -180,6 +180,10 @@ void SelectionPage::setPriceSheet(const QString& path) {
     if (m_prices->text().isEmpty()) m_prices->setText(path);
 }
 
+void SelectionPage::setRepeats(const QString& ids) {
+    m_repeats->setText(ids);
+}
+
 void SelectionPage::refreshRuns() {
     m_listRequest = m_store->listRuns();
 }

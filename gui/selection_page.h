@@ -34,6 +34,8 @@ public:
 
     RequirementsForm* form() { return m_form; }
     void setPriceSheet(const QString& path);
+    // The Repeats field: more run ids of the same two candidates, or a load sweep's ("12, 15").
+    void setRepeats(const QString& ids);
     void refreshRuns();
     // Decides for the chosen run (or `runId` when > 0).
     void decide(qint64 runId = 0);

@@ -34,6 +34,10 @@ shot() { # PAGE MODEL
   "$gui" --db "$db" --model "$2" --prompts "$prompts" --screenshot "$1" "$out/$1.png"
 }
 shot playground "$data/models/stories260K.gguf"
+# A capacity sweep of the same two profiles: the Selection page takes its runs (tagged "sweep")
+# as capacity points beside the benchmark's run, and the report shows them.
+echo "screenshots: capacity sweep (concurrency 1, 2, 4)"
+"$cli" compare -m "$model" --db "$db" --threads 2 --sweep concurrency --sweep-levels 1,2,4 > /dev/null 2>&1
 shot benchmark "$model"
 shot history "$model"
 shot models "$model"
