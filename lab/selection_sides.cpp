@@ -222,7 +222,9 @@ std::vector<RunSpread> spreadOf(Mode mode, const std::vector<std::pair<Side, Sid
     for (size_t i = 0; i < keys.size(); ++i) {
         if (values[i].size() < 2) continue;
         const RepeatedMetric m = repeated(values[i]);
-        out.push_back({keys[i], static_cast<int64_t>(values[i].size()), m.mean, m.ci95Low, m.ci95High, m.cv});
+        // Latencies and rates are never negative: a wide interval of few runs stops at 0.
+        out.push_back({keys[i], static_cast<int64_t>(values[i].size()), m.mean, std::max(0.0, m.ci95Low), m.ci95High,
+                       m.cv});
     }
     return out;
 }
