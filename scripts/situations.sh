@@ -18,7 +18,7 @@ short="$out/stories15m-ctx256.gguf"
 "$cli" make-model --preset stories15m --dtype q8_0 --seed 1 --out "$short" --force > /dev/null
 
 ids() { grep -o 'stored run [0-9]*' | awk '{printf " --run %s", $3}'; }
-sweepIds() { grep -o -- '--run [0-9]*' | tr '\n' ' '; }
+sweepIds() { grep -o -- '--run [0-9][0-9]*' | tr '\n' ' '; }
 req() { printf '%s\n' "$2" > "$out/$1.json"; echo "$out/$1.json"; }
 headline() { # name, select args...
     local name=$1; shift
@@ -50,6 +50,7 @@ headline "3b. run 3 alone" $third --requirements "$r1"
 
 printf '{"currency": "CNY", "per_million": {"input": 0.2, "cached_input": 0.2001, "output": 0.8}}\n' > "$out/p4.json"
 headline "4. cached price differing in the fourth digit" $runs --requirements "$r1" --prices "$out/p4.json"
+"$cli" select --db "$db" $runs --requirements "$r1" --prices "$out/p4.json" | grep -E '^  cost ' || true
 
 r5=$(req s5 '{"slo": {"ttft_ms": {"p95": 20}}}')
 headline "5a. TTFT p95 <= 20 ms" $runs --requirements "$r5"
