@@ -49,20 +49,24 @@ void fail(const QString& message) {
 // runs (tagged "sweep") as capacity points; true when saved.
 bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
     QStringList sweep;
+    qint64 newest = 0; // the newest run with two candidates that is not a sweep point
     const bool listed = waitFor(timeoutMs, [&](auto done) {
         auto c = std::vector{QObject::connect(window.store(), &StoreClient::runsListed,
                                               [&, done](qint64, const RunListingList& runs) {
-                                                  for (const auto& r : runs)
-                                                      if (std::find(r.tags.begin(), r.tags.end(), "sweep") !=
-                                                          r.tags.end())
-                                                          sweep << QString::number(r.id);
+                                                  for (const auto& r : runs) {
+                                                      const bool isSweep = std::find(r.tags.begin(), r.tags.end(),
+                                                                                     "sweep") != r.tags.end();
+                                                      if (isSweep) sweep << QString::number(r.id);
+                                                      else if (r.candidates.size() == 2 && r.id > newest)
+                                                          newest = r.id;
+                                                  }
                                                   done();
                                               })};
         window.selection()->refreshRuns();
         return c;
     });
     if (!listed) return false;
-    window.selection()->setRepeats(sweep.join(QStringLiteral(", ")));
+    window.selection()->setRepeats(newest > 0 ? sweep.join(QStringLiteral(", ")) : QString());
     QCoreApplication::processEvents();
     return waitFor(timeoutMs, [&](auto done) {
         auto c = std::vector{QObject::connect(window.selection(), &SelectionPage::selectionSaved, done),
@@ -70,7 +74,7 @@ bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
                                  error = m;
                                  done();
                              })};
-        window.selection()->decide();
+        window.selection()->decide(newest);
         return c;
     });
 }
