@@ -21,6 +21,18 @@ BenchmarkController::BenchmarkController(EngineBackend* engine, QObject* parent)
             [this](qint64 id, const QString& label, qint64 done, qint64 total) {
                 if (id == m_jobId && m_running) emit precisionProgress(label, done, total);
             });
+    // A sweep's next level: the live charts and progress show the current level only.
+    connect(engine, &EngineBackend::sweepLevelStarted, this, [this](qint64 id, const QString& line) {
+        if (id != m_jobId || !m_running) return;
+        emit sweepLevelStarted(line);
+        if (!line.contains(QLatin1String("(level "))) return; // a note (the sweep stops early), not a level
+        m_inputs.clear();
+        for (auto& [label, p] : m_progress) p.first = 0;
+        m_clock.restart();
+        m_etaS = 0;
+        emit dataChanged();
+        emit progressChanged(0, total(), 0);
+    });
     connect(engine, &EngineBackend::dataReceived, this, [this](qint64 id, const LiveBatch& batch) {
         if (id != m_jobId) return;
         for (const auto& [label, record] : batch.records) m_inputs[label].records.push_back(record);

@@ -39,6 +39,8 @@ signals:
     void progressChanged(qint64 done, qint64 total, double etaSeconds);
     // The precision A/B after the run: candidate label, prompts done and in all.
     void precisionProgress(const QString& label, qint64 done, qint64 total);
+    // A sweep's level starts (the charts and progress restart for it): "sweep: concurrency 4 (level 3 of 7)".
+    void sweepLevelStarted(const QString& line);
     void dataChanged(); // new records or samples: the charts are stale
     void finished(const mb::gui::JobOutcome& outcome);
     void failed(const QString& message);

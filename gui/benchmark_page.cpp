@@ -4,8 +4,10 @@
 #include "gui/benchmark_charts.h"
 #include "gui/candidate_editor.h"
 #include "gui/workload_designer.h"
+#include "lab/sweep.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -13,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSpinBox>
@@ -21,6 +24,25 @@
 #include <QVBoxLayout>
 
 namespace mb::gui {
+
+namespace {
+
+// "1, 2, 4" (commas or spaces) into levels; false with `why` when a level is not a number.
+bool parseLevels(const QString& text, std::vector<double>& levels, QString& why) {
+    levels.clear();
+    for (const QString& part : text.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const double v = part.toDouble(&ok);
+        if (!ok) {
+            why = QObject::tr("sweep level '%1' is not a number").arg(part);
+            return false;
+        }
+        levels.push_back(v);
+    }
+    return true;
+}
+
+} // namespace
 
 BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(parent), m_controller(engine) {
     setObjectName(QStringLiteral("page.benchmark"));
@@ -71,6 +93,22 @@ BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(p
     m_name->setObjectName(QStringLiteral("benchmark.name"));
     m_name->setPlaceholderText(tr("run name (optional)"));
     options->addRow(tr("Name"), m_name);
+    m_sweep = new QComboBox;
+    m_sweep->setObjectName(QStringLiteral("benchmark.sweep"));
+    m_sweep->addItem(tr("off"), QString());
+    m_sweep->addItem(tr("concurrency"), QStringLiteral("concurrency"));
+    m_sweep->addItem(tr("rates"), QStringLiteral("rates"));
+    m_sweep->setToolTip(tr("A capacity sweep: the same comparison at rising load levels, each stored as its own run; "
+                           "the runs go into the Selection page's Repeats for the capacity and the HPA."));
+    m_sweepLevels = new QLineEdit;
+    m_sweepLevels->setObjectName(QStringLiteral("benchmark.sweep_levels"));
+    m_sweepLevels->setPlaceholderText(tr("levels, e.g. 1, 2, 4, 8 (empty: the defaults)"));
+    m_sweepLevels->setEnabled(false);
+    connect(m_sweep, &QComboBox::currentIndexChanged, this, [this](int i) { m_sweepLevels->setEnabled(i > 0); });
+    auto* sweep = new QHBoxLayout;
+    sweep->addWidget(m_sweep);
+    sweep->addWidget(m_sweepLevels, 1);
+    options->addRow(tr("Sweep"), sweep);
     form->addLayout(options);
     auto* buttons = new QHBoxLayout;
     m_run = new QPushButton(tr("Run"));
@@ -145,6 +183,11 @@ BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(p
             [this](const QString& label, qint64 done, qint64 total) {
                 m_eta->setText(tr("Precision A/B of %1 against F32: %2 of %3 prompts").arg(label.toUpper()).arg(done).arg(total));
             });
+    connect(&m_controller, &BenchmarkController::sweepLevelStarted, this, [this](const QString& line) {
+        QString text = line;
+        if (!text.isEmpty()) text[0] = text[0].toUpper();
+        m_status->setText(text);
+    });
     connect(&m_controller, &BenchmarkController::finished, this, [this](const JobOutcome& o) {
         redraw();
         std::vector<lab::RunSummary> s;
@@ -160,8 +203,14 @@ BenchmarkPage::BenchmarkPage(EngineBackend* engine, QWidget* parent) : QWidget(p
                         .arg(QString::fromStdString(label).toUpper())
                         .arg(failure.first)
                         .arg(failure.second);
+        QStringList ids;
+        for (qint64 id : o.sweepRunIds) ids << QString::number(id);
+        if (!ids.isEmpty())
+            text += tr("\nSweep stored as runs %1; they are in the Selection page's Repeats field for the capacity.")
+                        .arg(ids.join(QStringLiteral(", ")));
         m_status->setText(text);
         if (o.storedRunId > 0) emit runSaved(o.storedRunId);
+        if (!ids.isEmpty()) emit sweepSaved(ids.join(QStringLiteral(", ")));
     });
     connect(&m_controller, &BenchmarkController::failed, this,
             [this](const QString& message) { m_status->setText(tr("Failed: %1").arg(message)); });
@@ -198,9 +247,21 @@ void BenchmarkPage::run() {
     job.slo.e2eMs = m_sloE2e->value() > 0 ? m_sloE2e->value() : -1;
     job.runName = m_name->text().trimmed();
     job.dbPath = m_dbPath;
+    if (const QString kind = m_sweep->currentData().toString(); !kind.isEmpty()) {
+        QString why;
+        lab::SweepOptions check;
+        check.kind = *lab::sweepKindFromName(kind.toStdString());
+        if (!parseLevels(m_sweepLevels->text(), check.levels, why) ||
+            !(why = QString::fromStdString(lab::validateSweep(check))).isEmpty()) {
+            m_status->setText(tr("Sweep not started: %1").arg(why));
+            return;
+        }
+        job.sweep = check.kind;
+        job.sweepLevels = check.levels;
+    }
     m_charts->clear();
     m_summary.setSummaries({}, {});
-    m_status->setText(tr("Starting A (%1)…").arg(job.a.profile));
+    m_status->setText(job.sweep ? tr("Starting the sweep…") : tr("Starting A (%1)…").arg(job.a.profile));
     m_controller.start(job);
 }
 

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QCheckBox;
+class QComboBox;
 class QSpinBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -23,7 +24,8 @@ class WorkloadDesigner;
 
 // UI thread. The charts are redrawn by a 200 ms timer when new data arrived (5 times a
 // second at most, whatever the token rate). Widgets are named "benchmark.<name>" (run,
-// stop, progress, eta, summary, status, prime, slo_ttft, slo_e2e, precision_prompts, name).
+// stop, progress, eta, summary, status, prime, slo_ttft, slo_e2e, precision_prompts, name,
+// sweep, sweep_levels).
 class BenchmarkPage : public QWidget {
     Q_OBJECT
 public:
@@ -41,6 +43,8 @@ public:
 
 signals:
     void runSaved(qint64 runId);
+    // A sweep stored its levels as these runs ("3, 4, 5"): the Selection page's Repeats.
+    void sweepSaved(const QString& runIds);
 
 private:
     void redraw();
@@ -57,6 +61,8 @@ private:
     QDoubleSpinBox* m_sloE2e;
     QSpinBox* m_precisionPrompts;
     QLineEdit* m_name;
+    QComboBox* m_sweep;
+    QLineEdit* m_sweepLevels;
     QPushButton* m_run;
     QPushButton* m_stop;
     QProgressBar* m_progress;

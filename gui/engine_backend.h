@@ -60,6 +60,8 @@ signals:
     void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
     // A benchmark's precision A/B after its timed run: candidate label, prompts done and in all.
     void precisionProgress(qint64 jobId, const QString& label, qint64 done, qint64 total);
+    // A sweep's level starts: "sweep: concurrency 4 (level 3 of 7)".
+    void sweepLevelStarted(qint64 jobId, const QString& line);
 
 private:
     qint64 m_lastJobId = 0;

@@ -11,12 +11,14 @@
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
 #include "gui/event_coalescer.h"
+#include "gui/model_description.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
 #include "lab/remote_target.h"
 #include "lab/run_config.h"
+#include "lab/sweep.h"
 
 #include <QFileInfo>
 
@@ -153,42 +155,28 @@ JobOutcome runAndStore(const std::vector<lab::Candidate>& candidates, const std:
     return out;
 }
 
-} // namespace
-
-ModelDescription describeModel(const QString& path) {
-    const engine::GgufFile f = engine::GgufFile::open(path.toStdString());
-    ModelDescription d;
-    d.path = path;
-    d.fileBytes = static_cast<qint64>(f.fileSize());
-    auto text = [&](const char* key) {
-        const engine::GgufValue* v = f.find(key);
-        return v && v->type == engine::GgufValueType::String ? QString::fromStdString(v->asString()) : QString();
-    };
-    d.architecture = text("general.architecture");
-    d.name = text("general.name");
+// Runs the sweep (each level a run through the sink), commits the store and gathers the
+// last level's outcome with every level's run id.
+JobOutcome sweepAndStore(const std::vector<lab::Candidate>& candidates, const std::vector<lab::WorkloadRequest>& requests,
+                         const lab::ComparisonOptions& opts, const lab::SweepOptions& sweep, uint64_t seed,
+                         EventCoalescer& coalescer, std::unique_ptr<db::SqliteRunSink>& sink, const QString& saveError) {
+    std::vector<lab::SweepLevel> levels;
     try {
-        const auto c = engine::ModelConfig::fromGguf(f);
-        d.shape = QStringLiteral("dim %1, layers %2, heads %3/%4, ffn %5, vocab %6, context %7")
-                      .arg(c.dim).arg(c.layers).arg(c.heads).arg(c.kvHeads).arg(c.ffnDim).arg(c.vocabSize)
-                      .arg(c.contextLength);
-        for (const auto& [label, text] : engine::describeArchitecture(c))
-            if (label != "architecture") d.features.emplace_back(QString::fromStdString(label), QString::fromStdString(text));
-    } catch (const std::exception& e) {
-        d.shape = QStringLiteral("not a model this engine runs: %1").arg(QString::fromUtf8(e.what()));
+        levels = lab::runSweep(candidates, requests, opts, sweep, seed);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("sweep: ") + e.what());
     }
-    std::map<std::string, qint64> byType;
-    for (const auto& t : f.tensors()) {
-        d.parameters += static_cast<qint64>(t.elements());
-        QStringList dims;
-        for (uint64_t n : t.shape) dims << QString::number(n);
-        const std::string type(kernels::tensorTypeName(t.type));
-        d.tensors.push_back({QString::fromStdString(t.name), QString::fromStdString(type), dims.join(QLatin1Char('x')),
-                             static_cast<qint64>(t.bytes)});
-        byType[type] += static_cast<qint64>(t.bytes);
-    }
-    for (const auto& [type, bytes] : byType) d.bytesByType.emplace_back(QString::fromStdString(type), bytes);
-    return d;
+    coalescer.flush();
+    sink.reset(); // joins the store thread: every level is committed
+    JobOutcome out = levels.empty() ? JobOutcome{} : outcomeOf(levels.back().results, levels.back().runId);
+    for (const auto& l : levels)
+        if (l.runId > 0) out.sweepRunIds.push_back(l.runId);
+    out.cancelled = out.cancelled || (sweep.cancel && sweep.cancel->load());
+    out.saveError = saveError;
+    return out;
 }
+
+} // namespace
 
 void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& cancel) {
     emit jobStarted(job.jobId);
@@ -331,7 +319,19 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
             }
             opts.runInfo = runInfoFor(name, tags, spec, candidates, std::move(config));
         }
-        emit jobFinished(id, runAndStore(candidates, requests, opts, coalescer, sink, saveError));
+        if (!job.sweep) {
+            emit jobFinished(id, runAndStore(candidates, requests, opts, coalescer, sink, saveError));
+            return;
+        }
+        lab::SweepOptions sweep;
+        sweep.kind = *job.sweep;
+        sweep.levels = job.sweepLevels;
+        sweep.cancel = cancel.get();
+        sweep.onLevel = [this, id, &coalescer](const std::string& line) {
+            coalescer.flush(); // the previous level's data belongs to it
+            emit sweepLevelStarted(id, QString::fromStdString(line));
+        };
+        emit jobFinished(id, sweepAndStore(candidates, requests, opts, sweep, spec.seed, coalescer, sink, saveError));
     } catch (const std::exception& e) {
         emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "gui/engine_backend.h"
+#include "gui/model_description.h"
 
 #include <QObject>
 
@@ -43,10 +44,8 @@ signals:
     void warmupFinished(qint64 jobId, const mb::lab::WarmupResult& result);
     void precisionCompared(qint64 jobId, const mb::lab::PrecisionCheck& result);
     void precisionProgress(qint64 jobId, const QString& label, qint64 done, qint64 total);
+    // A sweep's level starts: "sweep: concurrency 4 (level 3 of 7)".
+    void sweepLevelStarted(qint64 jobId, const QString& line);
 };
-
-// Reads a model file's header: shapes, parameters, tensors and bytes per type. Throws
-// what GgufFile::open throws.
-ModelDescription describeModel(const QString& path);
 
 } // namespace mb::gui

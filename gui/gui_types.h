@@ -5,6 +5,7 @@
 #include "lab/metrics.h"
 #include "lab/request_record.h"
 #include "lab/stored_run.h"
+#include "lab/sweep_tag.h"
 #include "lab/workload.h"
 
 #include <QMetaType>
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,10 @@ struct BenchmarkJob {
     // The stored run says so: config {prompts, primers, replays_run}, tagged "migration".
     std::shared_ptr<const lab::StoredRun> replayOf; // immutable, shared across threads
     QString replayPromptFile;
+    // Set: a capacity sweep (lab::runSweep) at `sweepLevels` (empty: lab's defaults) instead
+    // of one comparison; each level is stored as its own run.
+    std::optional<lab::SweepKind> sweep;
+    std::vector<double> sweepLevels;
 };
 
 // Migration node D: warm a session of `modelPath` under `profile` (JSON text or name) up,
@@ -119,6 +125,7 @@ struct JobOutcome {
     std::vector<std::pair<std::string, std::pair<qint64, QString>>> failures;
     QString saveError; // the store failed; the results are still shown
     QString note;      // for the user: e.g. the chat template used, or why the plain form was
+    std::vector<qint64> sweepRunIds; // a sweep: each stored level's run id, in order (the rest: the last level)
 };
 
 // A model file as the Models page shows it.

@@ -112,6 +112,8 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
         m_report->refreshLists();
     });
     connect(m_benchmark, &BenchmarkPage::runSaved, this, runsChanged);
+    // A sweep's runs are the Selection page's capacity points.
+    connect(m_benchmark, &BenchmarkPage::sweepSaved, m_selection, &SelectionPage::setRepeats);
     connect(m_selection, &SelectionPage::selectionSaved, this, [this](qint64 selectionId, qint64 runId) {
         if (m_selection->result())
             m_migration->follow(selectionId, runId, *m_selection->result(), m_selection->form()->requirements());

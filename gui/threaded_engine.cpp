@@ -23,6 +23,7 @@ ThreadedEngine::ThreadedEngine(QObject* parent) : EngineBackend(parent) {
     connect(m_worker, &EngineWorker::warmupFinished, this, &EngineBackend::warmupFinished);
     connect(m_worker, &EngineWorker::precisionCompared, this, &EngineBackend::precisionCompared);
     connect(m_worker, &EngineWorker::precisionProgress, this, &EngineBackend::precisionProgress);
+    connect(m_worker, &EngineWorker::sweepLevelStarted, this, &EngineBackend::sweepLevelStarted);
     m_thread.start();
 }
 

@@ -146,5 +146,49 @@ TEST(BenchmarkController, FoldsBatchesTracksProgressAndIgnoresOtherJobs) {
     EXPECT_FALSE(c.running());
 }
 
+TEST(BenchmarkController, ASweepLevelRestartsTheChartsAndProgressButANoteDoesNot) {
+    test::FakeEngine engine;
+    BenchmarkController c(&engine);
+    BenchmarkJob job;
+    job.workload = *lab::builtinWorkload("chat");
+    job.workload.requests = 3;
+    job.sweep = lab::SweepKind::Concurrency;
+    const qint64 id = c.start(job);
+    QSignalSpy lines(&c, &BenchmarkController::sweepLevelStarted);
+    QSignalSpy finished(&c, &BenchmarkController::finished);
+    QTimer::singleShot(0, &engine, [&] {
+        LiveBatch b;
+        b.records = {{"a", record(0, 10)}};
+        emit engine.sweepLevelStarted(id, QStringLiteral("sweep: concurrency 1 (level 1 of 2)"));
+        emit engine.dataReceived(id, b);
+        emit engine.jobProgress(id, QStringLiteral("a"), 3, 3, 50);
+        emit engine.sweepLevelStarted(id + 100, QStringLiteral("sweep: concurrency 2 (level 2 of 2)")); // another job
+        emit engine.sweepLevelStarted(id, QStringLiteral("sweep: every candidate saturated at two consecutive levels; stopping"));
+        emit engine.jobFinished(id, JobOutcome{});
+    });
+    ASSERT_TRUE(finished.wait(5000));
+    ASSERT_EQ(lines.size(), 2);
+    EXPECT_EQ(c.inputs().at("a").records.size(), 1u) << "a note cleared the level's charts";
+    EXPECT_EQ(c.done(), 3);
+
+    // The next level starts afresh.
+    const qint64 id2 = c.start(job);
+    QSignalSpy progress(&c, &BenchmarkController::progressChanged);
+    QSignalSpy finished2(&c, &BenchmarkController::finished);
+    QTimer::singleShot(0, &engine, [&] {
+        LiveBatch b;
+        b.records = {{"a", record(0, 10)}};
+        emit engine.dataReceived(id2, b);
+        emit engine.jobProgress(id2, QStringLiteral("a"), 3, 3, 50);
+        emit engine.sweepLevelStarted(id2, QStringLiteral("sweep: concurrency 2 (level 2 of 2)"));
+        emit engine.jobFinished(id2, JobOutcome{});
+    });
+    ASSERT_TRUE(finished2.wait(5000));
+    EXPECT_TRUE(c.inputs().empty());
+    EXPECT_EQ(c.done(), 0);
+    EXPECT_EQ(progress.last().at(0).toLongLong(), 0);
+    EXPECT_EQ(progress.last().at(1).toLongLong(), 6);
+}
+
 } // namespace
 } // namespace mb::gui
