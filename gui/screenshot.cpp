@@ -53,6 +53,8 @@ bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
     const bool listed = waitFor(timeoutMs, [&](auto done) {
         auto c = std::vector{QObject::connect(window.store(), &StoreClient::runsListed,
                                               [&, done](qint64, const RunListingList& runs) {
+                                                  sweep.clear(); // the list may come more than once
+                                                  newest = 0;
                                                   for (const auto& r : runs) {
                                                       const bool isSweep = std::find(r.tags.begin(), r.tags.end(),
                                                                                      "sweep") != r.tags.end();
