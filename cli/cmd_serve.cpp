@@ -95,7 +95,7 @@ void addServeCommand(CLI::App& root) {
     cmd->add_option("--api-key-env", args->apiKeyEnv,
                     "Require 'Authorization: Bearer KEY' on /v1/*, KEY read from this environment variable");
     cmd->add_option("--model-name", args->modelName, "The model id clients use (default: the file name without .gguf)");
-    cmd->add_option("--http-threads", args->httpThreads, "Connections served at once (each stream holds one)")
+    cmd->add_option("--http-threads", args->httpThreads, "Requests served at once (each stream holds one; /health and /metrics have their own)")
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     addThreadsOption(*cmd, args->threads);

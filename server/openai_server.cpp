@@ -1,6 +1,8 @@
 // OpenAiServer: request parsing, streaming through a per-request queue, OpenAI-shaped JSON out.
 #include "server/openai_server.h"
 
+#include "server/guarded_http_server.h"
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -119,12 +121,17 @@ void widenListenBacklog(int port) {
 struct OpenAiServer::Impl {
     engine::Session& session;
     ServerOptions options;
-    httplib::Server http;
+    GuardedHttpServer http;
     ServerMetrics metrics;
     std::atomic<uint64_t> nextId{1};
     std::atomic<bool> stopping{false};
 
-    Impl(engine::Session& s, ServerOptions o) : session(s), options(std::move(o)) {}
+    Impl(engine::Session& s, ServerOptions o)
+        : session(s), options(std::move(o)),
+          http(GateLimits{.workers = options.httpThreads,
+                          .headTimeout = options.headTimeout,
+                          .bodyTimeout = options.bodyTimeout,
+                          .maxBodyBytes = kMaxBodyBytes}) {}
 
     ParsedRequest parse(const httplib::Request& req, bool chat) const {
         Json body;
@@ -373,7 +380,6 @@ struct OpenAiServer::Impl {
     }
 
     void routes() {
-        http.new_task_queue = [n = options.httpThreads] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
         http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
             if (options.apiKey.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
             if (bearerMatches(req.get_header_value("Authorization"), options.apiKey))
@@ -398,17 +404,22 @@ struct OpenAiServer::Impl {
         http.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
             r.set_content(metrics.render(session.stats(), options.modelName), "text/plain; version=0.0.4");
         });
-        // A body past the limit is refused before it is read whole (and before a prompt is
-        // tokenized): 413 with the limit named.
-        http.set_payload_max_length(kMaxBodyBytes);
+        // A body past the limit is refused while it is read, whatever its framing (the gate
+        // answers a declared Content-Length past it before reading any): 413 with the limit named.
         http.set_error_handler([](const httplib::Request&, httplib::Response& r) {
             if (!r.body.empty()) return;
-            if (r.status == 413)
+            const BodyFailure body = GuardedHttpServer::currentBodyFailure();
+            if (body == BodyFailure::OverLimit || r.status == 413) {
+                r.set_header("Connection", "close");
                 sendError(r, {413, "invalid_request_error",
                               "the request body is larger than " + std::to_string(kMaxBodyBytes >> 20) + " MiB"});
-            else
+            } else if (body == BodyFailure::TimedOut) {
+                r.set_header("Connection", "close");
+                sendError(r, {408, "invalid_request_error", "the request body did not arrive in time"});
+            } else {
                 sendError(r, {r.status, r.status == 404 ? "not_found_error" : "invalid_request_error",
                               "HTTP " + std::to_string(r.status)});
+            }
         });
     }
 };
@@ -457,6 +468,7 @@ void OpenAiServer::run() {
 void OpenAiServer::stop() {
     m->stopping = true;
     m->http.stop();
+    m->http.shutdownConnections();
 }
 
 const ServerMetrics& OpenAiServer::metrics() const {

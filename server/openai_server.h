@@ -5,6 +5,7 @@
 #include "engine/chat_template.h"
 #include "server/server_metrics.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -16,7 +17,10 @@ struct ServerOptions {
     std::string apiKey;             // non-empty: /v1/* need "Authorization: Bearer KEY"
     std::string modelName;          // the id /v1/models lists; "model" in requests must match it
     engine::ChatFamily chatFamily = engine::ChatFamily::Plain;
-    int httpThreads = 64;           // concurrent connections served (streams hold one each)
+    int httpThreads = 64;           // requests served at once (streams hold one each); /health and
+                                    // /metrics have a worker of their own
+    std::chrono::milliseconds headTimeout{10'000}; // to send a whole request head (or idle between requests)
+    std::chrono::milliseconds bodyTimeout{30'000}; // to send the body after its head
 };
 
 // Endpoints: POST /v1/completions and /v1/chat/completions (streaming as server-sent
@@ -28,7 +32,8 @@ struct ServerOptions {
 // 503 when the session's queue is full. A client that disconnects mid-stream has its
 // request cancelled.
 //
-// Threads: the HTTP library's pool runs handlers (one per connection); tokens arrive on
+// Threads: connections wait for their request head in the gate's reception thread
+// (server/guarded_http_server.h), then a worker runs the handler; tokens arrive on
 // the session's engine thread and are handed to the handler through a per-request queue.
 // The session is used, not owned, and must outlive the server.
 class OpenAiServer {

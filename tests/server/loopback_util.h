@@ -23,12 +23,14 @@ namespace mb::test {
 // An OpenAiServer on a free loopback port, serving on its own thread.
 class LiveServer {
 public:
-    LiveServer(const std::string& model, const std::string& profile, std::string apiKey = {}) {
+    LiveServer(const std::string& model, const std::string& profile, std::string apiKey = {},
+               const std::function<void(server::ServerOptions&)>& tune = {}) {
         session = engine::Session::start(model, *engine::Profile::builtin(profile), {.threads = 1});
         server::ServerOptions o;
         o.port = 0;
         o.modelName = "stories";
         o.apiKey = std::move(apiKey);
+        if (tune) tune(o);
         http = std::make_unique<server::OpenAiServer>(*session, o);
         port = http->bind();
         thread = std::thread([this] { http->run(); });
