@@ -59,6 +59,10 @@ struct RequestEvent {
     uint64_t kvBytesPeak = 0;
     uint64_t modelVersion = 0;   // which loaded model served it (1 = the first)
     std::vector<int32_t> tokens; // generated ids
+    // What a remote server reported of its own timing (llama.cpp's `timings`): prompt
+    // evaluation and the mean time per generated token, in ms; -1 where not reported.
+    double serverPromptMs = -1;
+    double serverPerTokenMs = -1;
 };
 using EventSink = std::function<void(const RequestEvent&)>;
 

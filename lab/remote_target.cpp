@@ -58,6 +58,13 @@ int64_t countOr(const Json& object, const char* key, int64_t fallback) {
     return fallback;
 }
 
+// A duration in milliseconds from llama.cpp's timings: finite and non-negative, else -1.
+double millisecondsOr(const Json& object, const char* key) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return -1;
+    const double v = object[key].get<double>();
+    return std::isfinite(v) && v >= 0 ? v : -1;
+}
+
 std::string secondsText(double s) {
     char text[32];
     std::snprintf(text, sizeof text, "%g s", s);
@@ -228,6 +235,7 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
     fin.promptTokens = static_cast<int64_t>(call->request.prompt.size());
     std::string text;
     int64_t chunks = 0;
+    int64_t serverCacheN = -1, serverPromptN = -1; // llama.cpp's timings: cached, evaluated prompt tokens
     bool sawDone = false, usage = false;
     std::string streamError;
 
@@ -307,8 +315,13 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
             if (u.contains("prompt_tokens_details"))
                 fin.cachedTokens = countOr(u["prompt_tokens_details"], "cached_tokens", 0);
         }
-        if (j.contains("timings") && fin.cachedTokens == 0) // llama.cpp's server
-            fin.cachedTokens = countOr(j["timings"], "cache_n", 0);
+        if (j.contains("timings") && j["timings"].is_object()) { // llama.cpp's server; the last one counts
+            const Json& t = j["timings"];
+            serverCacheN = countOr(t, "cache_n", serverCacheN);
+            serverPromptN = countOr(t, "prompt_n", serverPromptN);
+            fin.serverPromptMs = millisecondsOr(t, "prompt_ms");
+            fin.serverPerTokenMs = millisecondsOr(t, "predicted_per_token_ms");
+        }
     };
     auto onData = [&](const std::string& data) {
         lastEvent = std::chrono::steady_clock::now();
@@ -396,6 +409,9 @@ void RemoteTarget::run(std::shared_ptr<Call> call) {
     // (a fast-mode cap, say); cached tokens cannot exceed the prompt.
     const auto sent = static_cast<int64_t>(call->request.prompt.size());
     if (usage && !m_spec.textPrompts && fin.promptTokens < sent) fin.truncatedTokens = sent - fin.promptTokens;
+    // llama.cpp says what it evaluated (prompt_n) and, in newer builds, what it reused (cache_n).
+    if (fin.cachedTokens == 0 && serverCacheN >= 0) fin.cachedTokens = serverCacheN;
+    else if (fin.cachedTokens == 0 && serverPromptN >= 0) fin.cachedTokens = fin.promptTokens - serverPromptN;
     fin.cachedTokens = std::clamp<int64_t>(fin.cachedTokens, 0, fin.promptTokens);
     fin.stop = fin.outputTokens >= call->request.maxTokens ? engine::StopReason::Length : engine::StopReason::Eos;
     fin.text = std::move(text);

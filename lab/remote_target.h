@@ -41,8 +41,9 @@ struct RemoteSpec {
 // on its own thread; events are delivered on that thread: Scheduled when the response
 // headers arrive, Token per non-empty text chunk (token id -1: the server's ids are not
 // streamed), one Finished. Token counts come from `usage` (include_usage is requested);
-// cached prompt tokens from usage.prompt_tokens_details.cached_tokens or llama.cpp's
-// timings.cache_n. Errors (connection refused, timeouts, HTTP errors with their JSON
+// cached prompt tokens from usage.prompt_tokens_details.cached_tokens, else llama.cpp's
+// timings.cache_n, else its prompt tokens less timings.prompt_n (what it evaluated); the
+// server's own prompt_ms and predicted_per_token_ms go to serverPromptMs/serverPerTokenMs. Errors (connection refused, timeouts, HTTP errors with their JSON
 // message, an error object inside the stream, a stream that ends without [DONE], an event
 // of unexpected shape, a 200 that is not an event stream, an event over kMaxEventBytes)
 // finish the request with status Error and a one-line message; usage counts of the wrong

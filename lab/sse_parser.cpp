@@ -1,6 +1,8 @@
 // SseParser: a line splitter that survives reads cut anywhere, plus the field rules.
 #include "lab/sse_parser.h"
 
+#include <nlohmann/json.hpp>
+
 namespace mb::lab {
 
 std::vector<std::string> SseParser::feed(std::string_view bytes) {
@@ -45,6 +47,11 @@ void SseParser::line(std::string_view l, std::vector<std::string>& out) {
     const std::string_view field = l.substr(0, colon);
     std::string_view value = colon == std::string_view::npos ? std::string_view{} : l.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (field == "error") { // llama.cpp's server: "error: {JSON}" on a line of its own
+        const bool object = !value.empty() && value.front() == '{';
+        out.push_back("{\"error\":" + (object ? std::string(value) : nlohmann::json(std::string(value)).dump()) + "}");
+        return;
+    }
     if (field != "data") return;
     if (m_hasData) m_data.push_back('\n');
     m_data.append(value);

@@ -12,7 +12,9 @@ namespace mb::lab {
 // CR; a blank line ends an event; "data:" with or without one following space appends a
 // line to the event's data (several data lines join with LF); lines starting with ':' are
 // comments; "event:"/"id:"/"retry:" and unknown fields are ignored; an event without data
-// is not delivered. A UTF-8 BOM at the very start is skipped.
+// is not delivered. One non-standard field is read: llama.cpp's server reports a failed
+// request inside its stream as a line "error: {JSON}", delivered at once as the event
+// {"error": JSON} (a value that is not an object becomes a JSON string there). A UTF-8 BOM at the very start is skipped.
 class SseParser {
 public:
     // The data of every event completed by `bytes`, in order.

@@ -3,6 +3,7 @@
 #include "engine/vocab.h"
 #include "lab/remote_target.h"
 #include "lab/sse_parser.h"
+#include "loopback_util.h"
 #include "engine/chat_template.h"
 #include "server/server_metrics.h"
 #include "test_data.h"
@@ -41,6 +42,41 @@ TEST(SseParser, HandlesBareCrBomAndAnUnterminatedLastEvent) {
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0], "y");
     EXPECT_TRUE(p.finish().empty());
+}
+
+TEST(SseParser, ReadsLlamaCppsErrorLines) {
+    lab::SseParser p;
+    const auto got = p.feed("data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"too big\"}\n\nerror: plain\n\ndata: [DONE]\n\n");
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[1], R"({"error":{"code":500,"message":"too big"}})");
+    EXPECT_EQ(got[2], R"({"error":"plain"})");
+    EXPECT_EQ(got[3], "[DONE]");
+}
+
+TEST(RemoteTarget, AnErrorLineInTheStreamFailsTheRequestWithItsMessage) {
+    test::ScriptedServer s([](const httplib::Request&, httplib::Response& res) {
+        res.set_content("error: {\"code\":500,\"message\":\"Input prompt is too big\",\"type\":\"server_error\"}\n\n"
+                        "data: [DONE]\n\n",
+                        "text/event-stream");
+    });
+    lab::RemoteTarget t(s.spec(), "llama.cpp-like");
+    const auto o = test::runOne(t, test::request({1, 2}, 5));
+    EXPECT_EQ(o.finished.status, engine::FinishStatus::Error);
+    EXPECT_NE(o.finished.error.find("Input prompt is too big"), std::string::npos) << o.finished.error;
+}
+
+TEST(RemoteTarget, CachedTokensComeFromLlamaCppsPromptN) {
+    test::ScriptedServer s([](const httplib::Request&, httplib::Response& res) {
+        res.set_content("data: {\"choices\":[{\"text\":\"a\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":1},"
+                        "\"timings\":{\"prompt_n\":3,\"prompt_ms\":4.5,\"predicted_per_token_ms\":1.25}}\n\ndata: [DONE]\n\n",
+                        "text/event-stream");
+    });
+    lab::RemoteTarget t(s.spec(), "llama.cpp-like");
+    const auto o = test::runOne(t, test::request({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 1));
+    ASSERT_EQ(o.finished.status, engine::FinishStatus::Ok) << o.finished.error;
+    EXPECT_EQ(o.finished.cachedTokens, 7);
+    EXPECT_DOUBLE_EQ(o.finished.serverPromptMs, 4.5);
+    EXPECT_DOUBLE_EQ(o.finished.serverPerTokenMs, 1.25);
 }
 
 TEST(RemoteSpec, ParsesTheForms) {
