@@ -7,7 +7,9 @@
 # MODEBENCH_CPU=avx2 (or portable) in the environment selects our kernel table, as for every command.
 # llama.cpp is a measurement reference only: build it yourself outside this repository; without
 # LLAMA_CPP_BIN the script says so and exits 0.
+#   scripts/peer_bench.sh serve ... runs scripts/peer_serve_bench.sh (serving side by side; --help there).
 set -euo pipefail
+[ "${1:-}" = serve ] && { shift; exec "$(dirname "${BASH_SOURCE[0]}")/peer_serve_bench.sh" "$@"; }
 
 threads="1 2" prompt=128 gen=32 reps=3 passes=2
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
