@@ -83,6 +83,8 @@ PY
 }
 
 pair sp-fast-np1   shared-prefix 1  "$p_fast" ours-fast    "$p_l1" llama-np1
+# -np 8 at concurrency 1: eight slots keep eight prefixes (the workload's groups), its best case for caching.
+pair sp-fast-np8   shared-prefix 1  "$p_fast" ours-fast    "$p_l8" llama-np8
 pair sp-reg-np8    shared-prefix 8  "$p_reg"  ours-regular "$p_l8" llama-np8
 pair chat1-fast    chat 1  "$p_fast" ours-fast    "$p_l1" llama-np1 --requests "$requests"
 pair chat1-reg     chat 1  "$p_reg"  ours-regular "$p_l1" llama-np1 --requests "$requests"
