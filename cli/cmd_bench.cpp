@@ -66,7 +66,7 @@ void addBenchCommand(CLI::App& root) {
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))->capture_default_str();
     cmd->add_option("--repetitions,-r", a->options.repetitions, "Timed runs")->check(CLI::Range(1, 1000))
         ->capture_default_str();
-    cmd->add_option("--seed", a->options.seed, "Seed of the synthetic prompt")->capture_default_str();
+    cmd->add_option("--seed", a->options.seed, "Seed of the synthetic prompt")->check(seedNumber())->capture_default_str();
     addThreadsOption(*cmd, a->threads);
     addDeviceOption(*cmd, a->device);
     cmd->add_flag("--graphs", a->options.graphs, "CUDA: capture the decode step once as a graph and replay it");

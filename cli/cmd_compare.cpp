@@ -442,15 +442,14 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--warmup", a->warmup, "Unrecorded warm-up requests (a prompt file's: its prompts from the first)")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
     cmd->add_flag("--no-prime", a->noPrime, "shared-prefix: skip the unrecorded one-per-group prefix primers");
-    cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)")
-        ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
+    cmd->add_option("--seed", a->seed, "Workload seed (default: the workload's)")->check(seedNumber());
     addThreadsOption(*cmd, a->threads);
     addDeviceOption(*cmd, a->device);
     cmd->add_option("--temperature", a->sampling.temperature, "Sampling temperature; 0 = greedy")->capture_default_str();
     cmd->add_option("--top-k", a->sampling.topK, "Top-k; 0 = off")->capture_default_str();
     cmd->add_option("--top-p", a->sampling.topP, "Top-p; 1 = off")->capture_default_str();
     cmd->add_option("--min-p", a->sampling.minP, "Min-p; 0 = off")->capture_default_str();
-    cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->capture_default_str();
+    cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->check(seedNumber())->capture_default_str();
     cmd->add_flag("--interleave", a->interleave, "Alternate A and B over slices of the workload");
     cmd->add_option("--precision-check", a->precisionPrompts,
                     "After the timed run, compare each candidate's precision with the model in F32 on this many of "

@@ -97,7 +97,9 @@ void addGenerateCommand(CLI::App& root) {
     cmd->add_option("--min-p", args->sampling.minP, "Drop tokens below P x the best; 0 = off")->capture_default_str();
     cmd->add_option("--repeat-penalty", args->sampling.repeatPenalty, "Repetition penalty; 1 = off")
         ->capture_default_str();
-    cmd->add_option("--seed", args->sampling.seed, "Random seed (same seed, same tokens)")->capture_default_str();
+    cmd->add_option("--seed", args->sampling.seed, "Random seed (same seed, same tokens)")
+        ->check(seedNumber())
+        ->capture_default_str();
     addThreadsOption(*cmd, args->threads);
     addDeviceOption(*cmd, args->device);
     cmd->add_flag("--no-bos", args->noBos, "Do not prepend the BOS token");

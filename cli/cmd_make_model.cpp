@@ -109,7 +109,7 @@ void addMakeModelCommand(CLI::App& root) {
                     "A GGUF whose tokenizer (every tokenizer.* key) the model takes, e.g. a vocab-only file or "
                     "a real model of the family, so prompts tokenize as the real model's do; the vocabulary "
                     "size becomes its token count");
-    cmd->add_option("--seed", args->seed, "Seed of the weights")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the weights")->check(seedNumber())->capture_default_str();
     cmd->add_option("--context", args->context,
                     "Context length to record instead of the preset's (e.g. 4096 so a small model takes long "
                     "prompts; the shapes stay the preset's)")

@@ -182,7 +182,7 @@ void addSelectCommand(CLI::App& root) {
     cmd->add_option("--replicates", a->replicates, "Bootstrap replicates: over the runs, or over the requests of a single run")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
-    cmd->add_option("--seed", a->seed, "Bootstrap seed")->capture_default_str();
+    cmd->add_option("--seed", a->seed, "Bootstrap seed")->check(seedNumber())->capture_default_str();
     cmd->add_flag("--save", a->save, "Store the selection with its runs and print its id");
     CLI::Option* exportDeploy = cmd->add_option("--export-deploy", a->exportDeploy,
                     "Write the recommended candidate's launch settings into DIR (created if missing): vllm.sh, "

@@ -7,13 +7,14 @@
 
 #include "kernels/cpu/thread_pool.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <unistd.h>
 
 namespace mb::cli {
@@ -41,6 +42,18 @@ CLI::Validator numberIn(double lo, double hi, bool lowOpen) {
             return {};
         },
         "NUMBER in " + bounds);
+}
+
+CLI::Validator seedNumber() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            uint64_t value = 0;
+            const char* end = text.data() + text.size();
+            const auto [at, ec] = std::from_chars(text.data(), end, value);
+            if (text.empty() || ec != std::errc() || at != end) return "'" + text + "' is not a seed (a whole number from 0)";
+            return {};
+        },
+        "SEED");
 }
 
 void addDeviceOption(CLI::App& cmd, std::string& device) {
@@ -107,11 +120,16 @@ void printJson(const Json& j) {
 
 std::string readTextFile(const std::string& path) {
     requireReadableFile(path, "file");
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    // One allocation of the file's size (a stream buffer and its copy once held three).
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    const std::streamoff size = in.tellg();
+    if (!in || size < 0) throw UsageError("cannot read " + path);
+    std::string text(static_cast<size_t>(size), '\0');
+    in.seekg(0);
+    in.read(text.data(), size);
     if (in.bad()) throw UsageError("cannot read " + path);
-    return ss.str();
+    text.resize(static_cast<size_t>(in.gcount()));
+    return text;
 }
 
 } // namespace mb::cli

@@ -59,6 +59,10 @@ engine::Device resolveDeviceOption(const std::string& device);
 // CLI::PositiveNumber, whose bound is DBL_MAX printed in full.
 CLI::Validator numberIn(double lo, double hi, bool lowOpen = false);
 inline CLI::Validator positiveUpTo(double hi) { return numberIn(0, hi, true); }
+// --seed and every other seed option: a whole number in [0, 2^64). CLI11 would read "-1"
+// into an unsigned seed as 2^64 - 1; this refuses it ("--seed: '-1' is not a seed (a whole
+// number from 0)"). An int64_t option still refuses what is over its range when converting.
+CLI::Validator seedNumber();
 // Throws UsageError unless `path` names a readable regular file.
 void requireReadableFile(const std::string& path, const std::string& what);
 

@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <new>
+#include <string>
 
 int main(int argc, char** argv) {
     CLI::App app{"ModeBench command line: run, inspect and benchmark LLMs in fast and regular serving modes",
@@ -53,7 +54,11 @@ int main(int argc, char** argv) {
         std::cerr << "modebench-cli: " << e.what() << '\n';
         return 1;
     } catch (const std::bad_alloc&) {
-        std::cerr << "modebench-cli: error: out of memory (a smaller workload, model or context may fit)\n";
+        // Whatever ran out is named by the command; a what() of "std::bad_alloc" says nothing.
+        const auto ran = app.get_subcommands();
+        const std::string command = ran.empty() ? std::string("the command") : "'" + ran.front()->get_name() + "'";
+        std::cerr << "modebench-cli: error: out of memory while running " << command
+                  << " (a smaller workload, model, context or --threads may fit)\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "modebench-cli: error: " << e.what() << '\n';

@@ -3,6 +3,7 @@
 
 #include "engine/gguf.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -184,6 +185,11 @@ std::string renderChat(const std::vector<ChatPiece>& pieces, const std::string& 
 }
 
 std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages) {
+    return chatPrompt(tokenizer, family, messages, SIZE_MAX).ids;
+}
+
+CappedTokens chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
+                        size_t maxTokens) {
     std::vector<ChatPiece> pieces = chatPieces(family, messages);
     std::unordered_map<std::string, int32_t> specials;
     const auto& tokens = tokenizer.vocab().tokens;
@@ -198,8 +204,10 @@ std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, c
             }
             specials.emplace(p.text, id);
         }
-    std::vector<int32_t> out;
+    CappedTokens capped;
+    std::vector<int32_t>& out = capped.ids;
     for (const ChatPiece& p : pieces) {
+        if (out.size() > maxTokens) break;
         switch (p.kind) {
         case Kind::Bos:
             if (tokenizer.vocab().addBos && tokenizer.bos() >= 0) out.push_back(tokenizer.bos());
@@ -209,13 +217,17 @@ std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, c
             break;
         case Kind::Special: out.push_back(specials.at(p.text)); break;
         case Kind::Text: {
-            const auto ids = tokenizer.encode(p.text, false);
+            const auto ids = tokenizer.encode(p.text, false, maxTokens - out.size()).ids;
             out.insert(out.end(), ids.begin(), ids.end());
             break;
         }
         }
     }
-    return out;
+    if (out.size() > maxTokens) {
+        capped.overCap = true;
+        out.resize(maxTokens + 1);
+    }
+    return capped;
 }
 
 } // namespace mb::engine

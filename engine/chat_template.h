@@ -54,5 +54,9 @@ std::string renderChat(const std::vector<ChatPiece>& pieces, const std::string& 
 // adds one. A family whose markers the vocabulary lacks falls back to Plain ("role: content"
 // lines, then "assistant:"). Throws std::invalid_argument as chatPieces does.
 std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages);
+// The same ids, but encoding stops once there are more than maxTokens (as the capped
+// Tokenizer::encode): ids then holds the first maxTokens + 1 and overCap is set.
+CappedTokens chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
+                        size_t maxTokens);
 
 } // namespace mb::engine

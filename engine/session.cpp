@@ -13,6 +13,12 @@ namespace {
 double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
+
+// The one wording of a prompt over the context under Truncation::Reject.
+std::string overContext(const std::string& tokens, int64_t limit, int64_t maxContext, int64_t modelContext) {
+    return "the prompt has " + tokens + " tokens; this profile accepts at most " + std::to_string(limit) +
+           " (max_context " + std::to_string(maxContext) + ", model context " + std::to_string(modelContext) + ")";
+}
 } // namespace
 
 const char* finishStatusName(FinishStatus s) {
@@ -166,6 +172,10 @@ void SessionImpl::ensurePool(const ModelConfig& c) {
     }
 }
 
+std::string SessionImpl::promptOverContext(const std::string& tokens) const {
+    return overContext(tokens, m_contextLimit, m_profile.maxContext, m_modelContext);
+}
+
 uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
     const int64_t submitted = nowNs();
     uint64_t id;
@@ -201,10 +211,7 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
         const bool keepBos = p.front() == m_tokenizer->bos();
         switch (m_profile.truncation) {
         case Truncation::Reject:
-            reject(id, sink, submitted,
-                   "the prompt has " + std::to_string(promptLen) + " tokens; this profile accepts at most " +
-                       std::to_string(limit) + " (max_context " + std::to_string(m_profile.maxContext) +
-                       ", model context " + std::to_string(modelContext) + ")",
+            reject(id, sink, submitted, overContext(std::to_string(promptLen), limit, m_profile.maxContext, modelContext),
                    promptLen);
             return id;
         case Truncation::KeepTail: // BOS (if any) and the last tokens

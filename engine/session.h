@@ -108,6 +108,10 @@ public:
     virtual const ModelConfig& config() const = 0;
     // Input tokens accepted: min(profile max_context, current model's context - 1).
     virtual int64_t contextLimit() const = 0;
+    // What a prompt over contextLimit() is told under Truncation::Reject: "the prompt has
+    // <tokens> tokens; this profile accepts at most ...". `tokens` is text, so a front end
+    // that stopped counting early can say "more than 511" or "at least 9000".
+    virtual std::string promptOverContext(const std::string& tokens) const = 0;
 
     // Queues a request; returns its id (> 0). A request that cannot be served (empty,
     // over the context limit under `reject`, bigger than the KV pool, queue full) gets

@@ -47,6 +47,7 @@ public:
     const Tokenizer& tokenizer() const override { return *m_tokenizer; }
     const ModelConfig& config() const override { return m_config; }
     int64_t contextLimit() const override { return m_contextLimit; }
+    std::string promptOverContext(const std::string& tokens) const override;
     uint64_t submit(InferenceRequest request, EventSink sink) override;
     bool cancel(uint64_t id) override;
     void primePrefixes(std::vector<std::vector<int32_t>> prompts) override;

@@ -6,6 +6,8 @@
 #include "engine/tokenizer_spm.h"
 #include "engine/unicode.h"
 
+#include <cstdint>
+
 namespace mb::engine {
 
 namespace {
@@ -50,6 +52,21 @@ std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
         return std::make_unique<BpeTokenizer>(std::move(vocab));
     }
     throw GgufError("unknown tokenizer model");
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos) const {
+    return encode(text, addBos, SIZE_MAX).ids;
+}
+
+CappedTokens Tokenizer::encode(std::string_view text, bool addBos, size_t maxTokens) const {
+    CappedTokens out;
+    if (addBos && m_vocab.bos >= 0) out.ids.push_back(m_vocab.bos);
+    if (!text.empty() && out.ids.size() <= maxTokens) encodeText(text, maxTokens, out.ids);
+    if (out.ids.size() > maxTokens) {
+        out.overCap = true;
+        out.ids.resize(maxTokens + 1);
+    }
+    return out;
 }
 
 bool Tokenizer::isControl(int32_t id) const {

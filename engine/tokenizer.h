@@ -12,6 +12,13 @@
 
 namespace mb::engine {
 
+// The ids of a capped encode: all of them when the text fits the cap; otherwise the
+// first cap + 1 (overCap), which is all it takes to know the text does not fit.
+struct CappedTokens {
+    std::vector<int32_t> ids;
+    bool overCap = false;
+};
+
 // Immutable after construction; encode/decode are const and safe from many threads.
 class Tokenizer {
 public:
@@ -26,7 +33,21 @@ public:
     // as whole tokens, as llama.cpp does. With addBos and a BOS id, the BOS id comes
     // first. SPM adds the implicit leading space when the vocabulary says so (and the
     // text is not empty).
-    virtual std::vector<int32_t> encode(std::string_view text, bool addBos) const = 0;
+    // The text is cut where no token can span the cut and encoded piece by piece, so the
+    // working memory beyond the ids is that of one piece (a word, or a few KiB), not of
+    // the whole text; text with no such cut (one 16 MB word) is encoded as one piece.
+    std::vector<int32_t> encode(std::string_view text, bool addBos) const;
+
+    // The same ids, but encoding stops once there are more than maxTokens (BOS counted):
+    // ids then holds the first maxTokens + 1 and overCap is set. The work done is about
+    // that of encoding the first maxTokens + 1 tokens' worth of text (plus one piece).
+    CappedTokens encode(std::string_view text, bool addBos, size_t maxTokens) const;
+
+    // The most input bytes one token can stand for (at least 1), computed once per
+    // vocabulary: `bytes` bytes of text encode to at least minTokens(bytes) tokens
+    // (BOS not counted), a bound that costs nothing to check before encoding.
+    size_t longestTokenBytes() const { return m_longestTokenBytes; }
+    size_t minTokens(size_t bytes) const { return (bytes + m_longestTokenBytes - 1) / m_longestTokenBytes; }
 
     // The raw bytes a token stands for when it follows other tokens: SPM maps U+2581 to
     // ' ' and <0xXX> to the byte; BPE maps the byte-to-unicode alphabet back to bytes.
@@ -47,7 +68,13 @@ public:
 
 protected:
     explicit Tokenizer(Vocab vocab) : m_vocab(std::move(vocab)) {}
+
+    // Appends the ids of `text` (not empty, no BOS) to `ids`; may stop as soon as
+    // ids.size() > maxTokens, leaving more than maxTokens + 1 ids (the caller trims).
+    virtual void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const = 0;
+
     Vocab m_vocab;
+    size_t m_longestTokenBytes = 1; // set by the subclass constructors
 };
 
 // Turns a stream of token ids into text pieces that are always whole UTF-8 characters:

@@ -6,7 +6,6 @@
 #include "engine/unicode.h"
 
 #include <algorithm>
-#include <queue>
 
 namespace mb::engine {
 
@@ -44,15 +43,12 @@ struct Symbol {
     int next;
 };
 
-// A candidate merge of `left` and `right`, valid only while both still hold the ids
-// they had when it was queued and are still neighbours.
+// A candidate merge of symbol `left` with its right neighbour by the merge of this rank,
+// valid only while the two still hold that merge's pair of ids (a rank names one pair).
+// 8 bytes: a word of n bytes holds up to about 3n of them.
 struct Candidate {
     int32_t rank;
-    int left;
-    int right;
-    int32_t leftId;
-    int32_t rightId;
-    int32_t result;
+    int32_t left;
 };
 
 // Lowest rank first; on equal ranks the leftmost pair.
@@ -62,6 +58,60 @@ struct CandidateOrder {
         return a.left > b.left;
     }
 };
+
+// A stretch of the text: plain text (id -1) or one whole user-defined token.
+struct Span {
+    size_t offset;
+    size_t length;
+    int32_t id;
+};
+
+// Splits every text span of `spans` at each occurrence of `token` (left to right); `out`
+// is scratch.
+void splitAt(std::string_view text, std::string_view token, int32_t id, std::vector<Span>& spans,
+             std::vector<Span>& out) {
+    out.clear();
+    for (const Span& span : spans) {
+        if (span.id >= 0) {
+            out.push_back(span);
+            continue;
+        }
+        const std::string_view part = text.substr(span.offset, span.length);
+        size_t from = 0;
+        for (size_t at; (at = part.find(token, from)) != std::string_view::npos;) {
+            if (at > from) out.push_back({span.offset + from, at - from, -1});
+            out.push_back({span.offset + at, token.size(), id});
+            from = at + token.size();
+        }
+        if (from < part.size()) out.push_back({span.offset + from, part.size() - from, -1});
+    }
+    spans.swap(out);
+}
+
+// Text is encoded in chunks of at least this many bytes (up to the next cut).
+constexpr size_t kChunkBytes = 8192;
+
+bool isAsciiLetter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// The first cut at or after `from`, else the end of the text. A cut goes before a blank
+// (' ' or '\n') that sits between two ASCII letters, "x y" or "x\ny". Every pre-tokenizer
+// of tokenizer_pre.h ends a pre-token there: no rule's match runs from a letter into a
+// blank (letter runs stop at it, contractions are letters, the optional lead of a word
+// is the character before its letters, "other" runs and their [\r\n]* tail cannot
+// contain a letter), and every rule's last stage starts a match at the blank (" ?\p{L}+",
+// "\s?L+", a lone "\n"). What a match before the cut decides reads nothing past the
+// blank beyond "not a letter, not a quote", which holds at the end of a chunk too; the
+// matches after it start from the same place. User-defined tokens without a blank in
+// them cannot span it either, so the chunks give the whole text's tokens.
+size_t nextCut(std::string_view text, size_t from) {
+    for (size_t i = std::max<size_t>(from, 1); i + 1 < text.size(); ++i) {
+        const char c = text[i];
+        if ((c == ' ' || c == '\n') && isAsciiLetter(text[i - 1]) && isAsciiLetter(text[i + 1])) return i;
+    }
+    return text.size();
+}
 
 } // namespace
 
@@ -83,7 +133,9 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         // User-defined tokens are stored as plain text, not in the byte alphabet.
         if (kind == TokenKind::UserDefined) {
             m_pieces[i] = text;
+            m_longestTokenBytes = std::max(m_longestTokenBytes, text.size());
             if (!text.empty()) m_userTokens.push_back(id);
+            if (text.find_first_of(" \n") != std::string::npos) m_chunked = false;
             continue;
         }
         std::string& piece = m_pieces[i];
@@ -96,6 +148,7 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
                 piece.append(text, pos, c.length);
             pos += c.length;
         }
+        m_longestTokenBytes = std::max(m_longestTokenBytes, piece.size());
     }
 
     for (int b = 0; b < 256; ++b) {
@@ -112,7 +165,8 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         return m_vocab.tokens[static_cast<size_t>(a)].size() > m_vocab.tokens[static_cast<size_t>(b)].size();
     });
 
-    m_merges.reserve(m_vocab.merges.size());
+    m_mergeRanks.reserve(m_vocab.merges.size());
+    m_merges.assign(m_vocab.merges.size(), Merge{-1, -1, -1});
     std::string joined;
     for (size_t rank = 0; rank < m_vocab.merges.size(); ++rank) {
         const std::string& merge = m_vocab.merges[rank];
@@ -130,8 +184,9 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         const auto result = m_tokenIds.find(joined);
         // A merge whose parts or result are not tokens can never apply to token ids.
         if (l == m_tokenIds.end() || r == m_tokenIds.end() || result == m_tokenIds.end()) continue;
-        m_merges.emplace(pairKey(l->second, r->second),
-                         Merge{static_cast<int32_t>(rank), result->second});
+        // The first rank wins for a pair listed twice.
+        if (m_mergeRanks.emplace(pairKey(l->second, r->second), static_cast<int32_t>(rank)).second)
+            m_merges[rank] = {l->second, r->second, result->second};
     }
 }
 
@@ -140,32 +195,45 @@ std::string BpeTokenizer::piece(int32_t id) const {
     return m_pieces[static_cast<size_t>(id)];
 }
 
-void BpeTokenizer::encodeWord(std::string_view word, std::vector<int32_t>& ids) const {
-    std::vector<Symbol> symbols(word.size());
+// Reused from word to word and chunk to chunk of one encode.
+struct BpeTokenizer::Scratch {
+    std::vector<Symbol> symbols;
+    std::vector<Candidate> heap; // a min-heap on rank under CandidateOrder
+    std::string spelled;         // a word in the byte alphabet, for ignoreMerges
+    std::vector<Span> spans, split;
+};
+
+void BpeTokenizer::encodeWord(std::string_view word, Scratch& scratch, std::vector<int32_t>& ids) const {
+    std::vector<Symbol>& symbols = scratch.symbols;
+    std::vector<Candidate>& heap = scratch.heap;
+    symbols.resize(word.size());
     for (size_t i = 0; i < word.size(); ++i) {
         const int index = static_cast<int>(i);
         symbols[i] = {m_byteIds[static_cast<uint8_t>(word[i])], index - 1, index + 1};
     }
     symbols.back().next = -1;
 
-    std::priority_queue<Candidate, std::vector<Candidate>, CandidateOrder> queue;
+    heap.clear();
+    heap.reserve(symbols.size()); // the first pairs, without a doubling for a long word
     const auto tryPair = [&](int left, int right) {
         if (left < 0 || right < 0) return;
-        const auto it = m_merges.find(pairKey(symbols[left].id, symbols[right].id));
-        if (it == m_merges.end()) return;
-        queue.push(
-            {it->second.rank, left, right, symbols[left].id, symbols[right].id, it->second.result});
+        const auto it = m_mergeRanks.find(pairKey(symbols[left].id, symbols[right].id));
+        if (it == m_mergeRanks.end()) return;
+        heap.push_back({it->second, left});
+        std::push_heap(heap.begin(), heap.end(), CandidateOrder{});
     };
     for (size_t i = 1; i < symbols.size(); ++i)
         tryPair(static_cast<int>(i) - 1, static_cast<int>(i));
 
-    while (!queue.empty()) {
-        const Candidate top = queue.top();
-        queue.pop();
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), CandidateOrder{});
+        const Candidate top = heap.back();
+        heap.pop_back();
         Symbol& left = symbols[top.left];
-        Symbol& right = symbols[top.right];
-        if (left.id != top.leftId || right.id != top.rightId || left.next != top.right) continue;
-        left.id = top.result;
+        const Merge& merge = m_merges[static_cast<size_t>(top.rank)];
+        if (left.id != merge.left || left.next < 0 || symbols[left.next].id != merge.right) continue;
+        Symbol& right = symbols[left.next];
+        left.id = merge.result;
         right.id = -1;
         left.next = right.next;
         if (right.next >= 0) symbols[right.next].prev = top.left;
@@ -176,11 +244,13 @@ void BpeTokenizer::encodeWord(std::string_view word, std::vector<int32_t>& ids) 
     for (int i = 0; i >= 0; i = symbols[i].next) ids.push_back(symbols[i].id);
 }
 
-void BpeTokenizer::encodeText(std::string_view text, std::vector<int32_t>& ids) const {
-    std::string spelled; // a word in the byte alphabet, for ignoreMerges
+void BpeTokenizer::encodeWords(std::string_view text, size_t maxTokens, Scratch& scratch,
+                               std::vector<int32_t>& ids) const {
     for (const auto& [offset, length] : m_pre->split(text)) {
+        if (ids.size() > maxTokens) return;
         const std::string_view word = text.substr(offset, length);
         if (m_pre->ignoreMerges) {
+            std::string& spelled = scratch.spelled;
             spelled.clear();
             for (const char b : word) appendUtf8(spelled, kByteAlphabet[static_cast<uint8_t>(b)]);
             if (const auto it = m_tokenIds.find(spelled); it != m_tokenIds.end()) {
@@ -188,57 +258,32 @@ void BpeTokenizer::encodeText(std::string_view text, std::vector<int32_t>& ids) 
                 continue;
             }
         }
-        encodeWord(word, ids);
+        encodeWord(word, scratch, ids);
     }
 }
 
-namespace {
-
-// A stretch of the text: plain text (id -1) or one whole user-defined token.
-struct Span {
-    size_t offset;
-    size_t length;
-    int32_t id;
-};
-
-// Splits every text span of `spans` at each occurrence of `token` (left to right).
-void splitAt(std::string_view text, std::string_view token, int32_t id, std::vector<Span>& spans) {
-    std::vector<Span> out;
-    out.reserve(spans.size());
-    for (const Span& span : spans) {
-        if (span.id >= 0) {
-            out.push_back(span);
-            continue;
-        }
-        const std::string_view part = text.substr(span.offset, span.length);
-        size_t from = 0;
-        for (size_t at; (at = part.find(token, from)) != std::string_view::npos;) {
-            if (at > from) out.push_back({span.offset + from, at - from, -1});
-            out.push_back({span.offset + at, token.size(), id});
-            from = at + token.size();
-        }
-        if (from < part.size()) out.push_back({span.offset + from, part.size() - from, -1});
-    }
-    spans.swap(out);
-}
-
-} // namespace
-
-std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool addBos) const {
-    std::vector<int32_t> ids;
-    ids.reserve(text.size() / 3 + 2);
-    if (addBos && m_vocab.bos >= 0) ids.push_back(m_vocab.bos);
-    if (text.empty()) return ids;
-    std::vector<Span> spans{{0, text.size(), -1}};
+void BpeTokenizer::encodeChunk(std::string_view chunk, size_t maxTokens, Scratch& scratch,
+                               std::vector<int32_t>& ids) const {
+    std::vector<Span>& spans = scratch.spans;
+    spans.assign(1, {0, chunk.size(), -1});
     for (const int32_t id : m_userTokens)
-        splitAt(text, m_vocab.tokens[static_cast<size_t>(id)], id, spans);
+        splitAt(chunk, m_vocab.tokens[static_cast<size_t>(id)], id, spans, scratch.split);
     for (const Span& span : spans) {
+        if (ids.size() > maxTokens) return;
         if (span.id >= 0)
             ids.push_back(span.id);
         else
-            encodeText(text.substr(span.offset, span.length), ids);
+            encodeWords(chunk.substr(span.offset, span.length), maxTokens, scratch, ids);
     }
-    return ids;
+}
+
+void BpeTokenizer::encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const {
+    Scratch scratch;
+    for (size_t begin = 0; begin < text.size() && ids.size() <= maxTokens;) {
+        const size_t end = m_chunked ? nextCut(text, begin + kChunkBytes) : text.size();
+        encodeChunk(text.substr(begin, end - begin), maxTokens, scratch, ids);
+        begin = end;
+    }
 }
 
 } // namespace mb::engine

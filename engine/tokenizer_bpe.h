@@ -25,29 +25,37 @@ public:
     BpeTokenizer(const BpeTokenizer&) = delete;
     BpeTokenizer& operator=(const BpeTokenizer&) = delete;
 
-    // User-defined tokens (type USER_DEFINED, e.g. Qwen's <think>) are matched as whole
-    // tokens first, longest first, as llama.cpp does; control tokens stay plain text.
-    // Per pre-token, O(k log k) in its byte length k (a heap of candidate merges).
-    std::vector<int32_t> encode(std::string_view text, bool addBos) const override;
     std::string piece(int32_t id) const override;
 
 private:
+    struct Scratch;
+    // User-defined tokens (type USER_DEFINED, e.g. Qwen's <think>) are matched as whole
+    // tokens first, longest first, as llama.cpp does; control tokens stay plain text.
+    // Per pre-token, O(k log k) in its byte length k (a heap of candidate merges). The
+    // text goes through in chunks of a few KiB cut where no pre-token or user-defined
+    // token can span the cut (see the .cpp), so tokens match those of the whole text.
+    void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const override;
+    // One chunk: user-defined tokens, then the pre-tokens of the text between them.
+    void encodeChunk(std::string_view chunk, size_t maxTokens, Scratch& scratch, std::vector<int32_t>& ids) const;
+    void encodeWords(std::string_view text, size_t maxTokens, Scratch& scratch, std::vector<int32_t>& ids) const;
+    void encodeWord(std::string_view word, Scratch& scratch, std::vector<int32_t>& ids) const;
+
     struct Merge {
-        int32_t rank;
-        int32_t result; // token id of the merged pair
+        int32_t left, right; // token ids of the pair
+        int32_t result;      // token id of the merged pair
     };
     static uint64_t pairKey(int32_t left, int32_t right) {
         return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
                static_cast<uint32_t>(right);
     }
-    void encodeText(std::string_view text, std::vector<int32_t>& ids) const;
-    void encodeWord(std::string_view word, std::vector<int32_t>& ids) const;
 
     const PreTokenizer* m_pre = nullptr; // row of m_vocab.pre, never null after construction
     std::vector<int32_t> m_userTokens;   // USER_DEFINED ids, longest text first
+    bool m_chunked = true;               // false when a user-defined token holds ' ' or '\n'
 
     std::unordered_map<std::string_view, int32_t> m_tokenIds;
-    std::unordered_map<uint64_t, Merge> m_merges; // (left id, right id) -> rank and result
+    std::unordered_map<uint64_t, int32_t> m_mergeRanks; // (left id, right id) -> rank
+    std::vector<Merge> m_merges;                         // by rank; {-1, -1, -1} for unusable ones
     std::array<int32_t, 256> m_byteIds{};         // token of each byte's stand-in character
     std::vector<std::string> m_pieces;            // decoded bytes per id
 };

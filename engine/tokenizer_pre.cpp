@@ -14,7 +14,7 @@ Chars::Chars(std::string_view text) : m_bytes(text.size()) {
     for (size_t pos = 0; pos < text.size();) {
         const Utf8Char c = decodeUtf8(text, pos);
         const bool ok = c.status == Utf8Status::Ok;
-        m_chars.push_back({c.codePoint, pos,
+        m_chars.push_back({pos, c.codePoint,
                            ok ? codePointClass(c.codePoint) : CodePointClass::Other,
                            ok && isPunctuation(c.codePoint)});
         pos += c.length;

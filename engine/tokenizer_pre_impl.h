@@ -10,9 +10,9 @@
 
 namespace mb::engine::pre {
 
-struct Char {
-    char32_t cp;        // U+FFFD for ill-formed bytes
+struct Char {           // 16 bytes a character
     size_t offset;      // byte offset in the text
+    char32_t cp;        // U+FFFD for ill-formed bytes
     CodePointClass cls; // Other for ill-formed bytes
     bool punct;         // \p{P}
 };

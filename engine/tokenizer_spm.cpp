@@ -3,7 +3,9 @@
 
 #include "engine/unicode.h"
 
-#include <queue>
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
 
 namespace mb::engine {
 
@@ -27,23 +29,23 @@ int parseByteToken(std::string_view text) {
     return value;
 }
 
-// One symbol of the text being merged: a byte range of the normalized text, linked to
-// its live neighbours. A symbol absorbed by a merge keeps length 0.
+// One symbol of the piece being merged: a byte range of the normalized piece, linked to
+// its live neighbours. A symbol absorbed by a merge keeps length 0. 16 bytes a character.
 struct Symbol {
-    int prev;
-    int next;
-    size_t offset;
-    size_t length;
+    int32_t prev;
+    int32_t next;
+    uint32_t offset;
+    uint32_t length;
 };
 
-// A candidate merge of symbol `left` with its right neighbour `right`. `length` is the
-// merged byte length at the time it was queued; a mismatch when popped means one side
-// has changed since, so the entry is stale.
+// A candidate merge of symbol `left` with its right neighbour. `length` is the merged
+// byte length at the time it was queued; a mismatch when popped means one side has
+// changed since (lengths only grow, and the neighbour changes only when `left` grows),
+// so the entry is stale. 12 bytes: a piece of n characters holds up to about 3n.
 struct Candidate {
     float score;
-    int left;
-    int right;
-    size_t length;
+    int32_t left;
+    uint32_t length;
 };
 
 // Highest score first; on equal scores the leftmost pair, as SentencePiece does.
@@ -54,7 +56,17 @@ struct CandidateOrder {
     }
 };
 
+// Pieces without a cut longer than this would overflow the 32-bit offsets and indices.
+constexpr size_t kMaxPieceBytes = INT32_MAX;
+
 } // namespace
+
+// Reused from piece to piece of one encode, so their capacity follows the longest piece.
+struct SpmTokenizer::Scratch {
+    std::string normalized; // the piece: the dummy prefix and spaces as U+2581
+    std::vector<Symbol> symbols;
+    std::vector<Candidate> heap; // a max-heap under CandidateOrder
+};
 
 SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
     m_byteIds.fill(-1);
@@ -92,9 +104,14 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
 
         // First id wins for duplicate spellings.
         if (!isByte && kind != TokenKind::Control && kind != TokenKind::Unknown &&
-            kind != TokenKind::Unused)
+            kind != TokenKind::Unused) {
             m_pieceIds.emplace(std::string_view(text), id);
+            for (size_t k = 1; k < text.size(); ++k) m_innerPairs.set(pairIndex(text[k - 1], text[k]));
+            m_longestTokenBytes = std::max(m_longestTokenBytes, m_pieces[i].size());
+        }
     }
+    // An unknown token stands for one character of up to 4 bytes; a byte token for 1.
+    if (m_vocab.unk >= 0) m_longestTokenBytes = std::max<size_t>(m_longestTokenBytes, 4);
 }
 
 float SpmTokenizer::score(int32_t id) const {
@@ -106,54 +123,62 @@ std::string SpmTokenizer::piece(int32_t id) const {
     return m_pieces[static_cast<size_t>(id)];
 }
 
-std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool addBos) const {
-    std::vector<int32_t> ids;
-    if (addBos && m_vocab.bos >= 0) ids.push_back(m_vocab.bos);
-    if (text.empty()) return ids;
-
-    // Normalize: the dummy prefix, then every space as U+2581 (llama's SentencePiece
-    // model uses the identity normalizer otherwise, so runs of spaces are kept).
-    std::string normalized;
-    normalized.reserve(text.size() + kSpaceMark.size() * 4);
-    if (m_vocab.addSpacePrefix) normalized += kSpaceMark;
-    for (char c : text) {
-        if (c == ' ')
-            normalized += kSpaceMark;
-        else
-            normalized += c;
-    }
-
-    // One symbol per UTF-8 character; ill-formed bytes become symbols of their own that
-    // no piece matches, so byte fallback keeps them intact.
-    std::vector<Symbol> symbols;
-    symbols.reserve(normalized.size());
-    for (size_t pos = 0; pos < normalized.size();) {
-        const size_t length = decodeUtf8(normalized, pos).length;
-        const int index = static_cast<int>(symbols.size());
-        symbols.push_back({index - 1, index + 1, pos, length});
+void SpmTokenizer::encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const {
+    // Normalize as the piece grows: the dummy prefix, then every space as U+2581 (llama's
+    // SentencePiece model uses the identity normalizer otherwise, so runs of spaces are
+    // kept). One symbol per UTF-8 character of the text; ill-formed bytes become symbols
+    // of their own that no piece matches, so byte fallback keeps them intact.
+    Scratch scratch;
+    const auto add = [&](std::string_view character) {
+        std::string& piece = scratch.normalized;
+        if (!piece.empty() && !innerPair(piece.back(), character.front())) {
+            encodePiece(scratch, ids);
+            if (ids.size() > maxTokens) return false;
+        }
+        if (piece.size() + character.size() > kMaxPieceBytes)
+            throw std::length_error("the text has over 2 GiB without a place to cut it for encoding");
+        const auto index = static_cast<int32_t>(scratch.symbols.size());
+        scratch.symbols.push_back({index - 1, index + 1, static_cast<uint32_t>(piece.size()),
+                                   static_cast<uint32_t>(character.size())});
+        piece.append(character);
+        return true;
+    };
+    if (m_vocab.addSpacePrefix) add(kSpaceMark);
+    for (size_t pos = 0; pos < text.size();) {
+        const size_t length = decodeUtf8(text, pos).length;
+        if (!add(text[pos] == ' ' ? kSpaceMark : text.substr(pos, length))) return;
         pos += length;
     }
-    symbols.back().next = -1;
+    encodePiece(scratch, ids);
+}
 
-    const std::string_view whole(normalized);
-    std::priority_queue<Candidate, std::vector<Candidate>, CandidateOrder> queue;
-    const auto tryPair = [&](int left, int right) {
+void SpmTokenizer::encodePiece(Scratch& scratch, std::vector<int32_t>& ids) const {
+    std::vector<Symbol>& symbols = scratch.symbols;
+    std::vector<Candidate>& heap = scratch.heap;
+    const std::string_view whole(scratch.normalized);
+    if (symbols.empty()) return;
+    symbols.back().next = -1;
+    heap.reserve(symbols.size()); // the first pairs, without a doubling for a long piece
+
+    const auto tryPair = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
-        const size_t length = symbols[left].length + symbols[right].length;
+        const uint32_t length = symbols[left].length + symbols[right].length;
         const auto it = m_pieceIds.find(whole.substr(symbols[left].offset, length));
         if (it == m_pieceIds.end()) return;
-        queue.push({score(it->second), left, right, length});
+        heap.push_back({score(it->second), left, length});
+        std::push_heap(heap.begin(), heap.end(), CandidateOrder{});
     };
     for (size_t i = 1; i < symbols.size(); ++i)
-        tryPair(static_cast<int>(i) - 1, static_cast<int>(i));
+        tryPair(static_cast<int32_t>(i) - 1, static_cast<int32_t>(i));
 
-    while (!queue.empty()) {
-        const Candidate top = queue.top();
-        queue.pop();
+    while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), CandidateOrder{});
+        const Candidate top = heap.back();
+        heap.pop_back();
         Symbol& left = symbols[top.left];
-        Symbol& right = symbols[top.right];
-        if (left.length == 0 || right.length == 0 || left.length + right.length != top.length)
-            continue;
+        if (left.length == 0 || left.next < 0) continue;
+        Symbol& right = symbols[left.next];
+        if (right.length == 0 || left.length + right.length != top.length) continue;
         left.length += right.length;
         right.length = 0;
         left.next = right.next;
@@ -162,7 +187,7 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool addBos) co
         tryPair(top.left, left.next);
     }
 
-    for (int i = 0; i >= 0; i = symbols[i].next) {
+    for (int32_t i = 0; i >= 0; i = symbols[i].next) {
         const std::string_view symbol = whole.substr(symbols[i].offset, symbols[i].length);
         if (const auto it = m_pieceIds.find(symbol); it != m_pieceIds.end()) {
             ids.push_back(it->second);
@@ -178,7 +203,9 @@ std::vector<int32_t> SpmTokenizer::encode(std::string_view text, bool addBos) co
             ids.push_back(m_vocab.unk);
         }
     }
-    return ids;
+    scratch.normalized.clear();
+    symbols.clear();
+    heap.clear();
 }
 
 } // namespace mb::engine

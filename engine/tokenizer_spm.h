@@ -4,6 +4,8 @@
 #include "engine/tokenizer.h"
 
 #include <array>
+#include <bitset>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,9 +22,6 @@ public:
     SpmTokenizer(const SpmTokenizer&) = delete;
     SpmTokenizer& operator=(const SpmTokenizer&) = delete;
 
-    // O(n log n) in the text length: one priority queue of candidate pairs, with stale
-    // entries skipped when popped instead of rescanning all pairs after each merge.
-    std::vector<int32_t> encode(std::string_view text, bool addBos) const override;
     std::string piece(int32_t id) const override;
     bool hasByteToken(uint8_t byte) const { return m_byteIds[byte] >= 0; }
 
@@ -30,7 +29,20 @@ public:
     static constexpr std::string_view kSpaceMark = "\xE2\x96\x81";
 
 private:
+    struct Scratch;
+    // The text is cut before a character when no mergeable piece holds the byte before the
+    // cut followed by the byte after it: no merge can then cross the cut, so each piece
+    // merges alone to the ids it gets in the whole text (English text: one piece a word).
+    // Per piece O(k log k) in its length k: one heap of candidate pairs, with stale
+    // entries skipped when popped instead of rescanning all pairs after each merge.
+    void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const override;
+    // Merges the piece held in `scratch` (then cleared) and appends its ids.
+    void encodePiece(Scratch& scratch, std::vector<int32_t>& ids) const;
     float score(int32_t id) const;
+    static size_t pairIndex(char left, char right) {
+        return static_cast<size_t>(static_cast<uint8_t>(left)) << 8 | static_cast<uint8_t>(right);
+    }
+    bool innerPair(char left, char right) const { return m_innerPairs[pairIndex(left, right)]; }
 
     // Token text -> id for the tokens a merge may produce. Not control, unknown or byte
     // tokens (SentencePiece keeps those out of its piece table), nor unused ones (which
@@ -38,6 +50,7 @@ private:
     std::unordered_map<std::string_view, int32_t> m_pieceIds;
     std::array<int32_t, 256> m_byteIds; // <0xXX> tokens, -1 where the vocabulary has none
     std::vector<std::string> m_pieces;  // decoded text per id
+    std::bitset<65536> m_innerPairs;     // byte pairs (a << 8 | b) found inside a piece of m_pieceIds
 };
 
 } // namespace mb::engine

@@ -147,8 +147,13 @@ std::vector<std::string> builtinWorkloadNames();
 // text: one prompt per non-blank line (a trailing \r is dropped). `tokenize` turns text
 // into ids (add BOS there if the target wants it).
 // Throws std::runtime_error("FILE:LINE: reason") for malformed JSON, a missing or empty
-// prompt, a non-positive max_tokens, or a tokenizer failure; "FILE: cannot open" when
-// unreadable. An empty file gives no requests.
+// prompt, a non-positive max_tokens, a line over kMaxPromptLineBytes (refused before it is
+// read whole), or a tokenizer failure (running out of memory included); "FILE: cannot
+// open" when unreadable. An empty file gives no requests. The file is read a block at a
+// time: memory holds one line, not the file.
+// The longest line a prompt file may have: the server's request-body limit, far above any
+// context (a 131,072-token prompt is well under 1 MiB).
+inline constexpr size_t kMaxPromptLineBytes = size_t{16} << 20;
 using ChatTokenize = std::function<std::vector<int32_t>(const std::vector<engine::ChatMessage>&)>;
 // engine::chatPrompt with `tokenizer` (which must outlive the result) and the family.
 inline ChatTokenize chatTokenizeFor(const engine::Tokenizer& tokenizer, engine::ChatFamily family) {

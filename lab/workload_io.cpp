@@ -5,8 +5,10 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <limits>
-#include <sstream>
+#include <new>
+#include <optional>
 #include <stdexcept>
 
 namespace mb::lab {
@@ -159,6 +161,46 @@ JsonlPrompt jsonlPrompt(const Json& j) {
     return out;
 }
 
+// A stream's lines (without the '\n'), read a block at a time, as std::getline splits
+// them; a line longer than `maxBytes` throws std::length_error once that many bytes are
+// in, before the rest is read.
+class LineReader {
+public:
+    LineReader(std::istream& in, size_t maxBytes) : m_in(in), m_maxBytes(maxBytes) {}
+
+    bool next(std::string& line) {
+        line.clear();
+        bool any = false;
+        for (;;) {
+            if (m_pos == m_end) {
+                m_pos = 0;
+                const std::streamsize got = m_in.rdbuf()->sgetn(m_block.data(), static_cast<std::streamsize>(m_block.size()));
+                m_end = static_cast<size_t>(std::max<std::streamsize>(0, got));
+                if (m_end == 0) return any;
+            }
+            any = true;
+            const char* begin = m_block.data() + m_pos;
+            const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', m_end - m_pos));
+            const size_t take = newline ? static_cast<size_t>(newline - begin) : m_end - m_pos;
+            if (line.size() + take > m_maxBytes)
+                throw std::length_error("the line is longer than " + std::to_string(m_maxBytes >> 20) +
+                                        " MiB, the most one prompt may have");
+            line.append(begin, take);
+            m_pos += take;
+            if (newline) {
+                ++m_pos;
+                return true;
+            }
+        }
+    }
+
+private:
+    std::istream& m_in;
+    size_t m_maxBytes;
+    std::vector<char> m_block = std::vector<char>(size_t{1} << 16);
+    size_t m_pos = 0, m_end = 0;
+};
+
 int32_t jsonlMaxTokens(const Json& j, int32_t fallback) {
     const auto it = j.find("max_tokens");
     if (it == j.end()) return fallback;
@@ -254,28 +296,32 @@ loadPromptFile(const std::string& path,
     if (defaultMaxTokens <= 0) throw std::invalid_argument("defaultMaxTokens must be > 0");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw std::runtime_error(path + ": cannot open");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string content = buffer.str();
-    const auto firstChar = std::find_if_not(content.begin(), content.end(), [](char c) {
-        return std::isspace(static_cast<unsigned char>(c));
-    });
-    // The extension decides; only a file named neither .jsonl nor .txt is told by its first character.
+    // The extension decides; only a file named neither .jsonl nor .txt is told by its first
+    // non-blank character, which is that of its first non-blank line.
     std::string ext = std::filesystem::path(path).extension().string();
     for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool jsonl = ext == ".jsonl" || (ext != ".txt" && firstChar != content.end() && *firstChar == '{');
+    std::optional<bool> jsonl;
+    if (ext == ".jsonl" || ext == ".txt") jsonl = ext == ".jsonl";
 
     std::vector<WorkloadRequest> out;
-    std::istringstream lines(content);
+    LineReader lines(in, kMaxPromptLineBytes);
     std::string line;
-    for (int64_t lineNo = 1; std::getline(lines, line); ++lineNo) {
+    for (int64_t lineNo = 1;; ++lineNo) {
+        try {
+            if (!lines.next(line)) break;
+        } catch (const std::length_error& e) {
+            throw std::runtime_error(path + ":" + std::to_string(lineNo) + ": " + e.what());
+        }
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (isBlank(line)) continue;
+        if (!jsonl) jsonl = *std::find_if_not(line.begin(), line.end(), [](char c) {
+            return std::isspace(static_cast<unsigned char>(c));
+        }) == '{';
         const std::string where = path + ":" + std::to_string(lineNo) + ": ";
         WorkloadRequest r;
         std::string text;
         try {
-            if (jsonl) {
+            if (*jsonl) {
                 Json j;
                 try {
                     j = Json::parse(line);
@@ -297,6 +343,9 @@ loadPromptFile(const std::string& path,
             }
             if (isBlank(text)) throw std::runtime_error("empty prompt");
             r.prompt = tokenize(text);
+        } catch (const std::bad_alloc&) {
+            throw std::runtime_error(where + "out of memory while tokenizing this prompt (" +
+                                     std::to_string(line.size()) + " bytes)");
         } catch (const std::exception& e) {
             throw std::runtime_error(where + e.what());
         }

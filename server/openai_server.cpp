@@ -163,17 +163,42 @@ struct OpenAiServer::Impl {
             if (body.contains("stream_options") && body["stream_options"].is_object())
                 p.includeUsage = body["stream_options"].value("include_usage", false);
             const auto& tok = session.tokenizer();
+            // Under `reject`, a prompt that cannot fit the context is refused before it is encoded
+            // whole, with the session's wording: first by its length in bytes (each token stands for
+            // at most tok.longestTokenBytes() of them), then by an encode that stops one token over.
+            // Truncating profiles keep part of the prompt, so they still encode all of it.
+            const int64_t limit = session.contextLimit();
+            const bool refuse = session.profile().truncation == engine::Truncation::Reject && limit >= 0;
+            const size_t cap = refuse ? static_cast<size_t>(limit) : SIZE_MAX;
+            const auto overContext = [&](const std::string& tokens) { return bad(session.promptOverContext(tokens)); };
+            const auto checkBytes = [&](size_t bytes, size_t extraTokens) {
+                if (const size_t least = tok.minTokens(bytes) + extraTokens; refuse && least > cap)
+                    throw overContext("at least " + std::to_string(least));
+            };
+            const auto checkCap = [&](engine::CappedTokens t) {
+                if (t.overCap) throw overContext("more than " + std::to_string(cap));
+                return std::move(t.ids);
+            };
+            const auto encode = [&](const Json& text) {
+                const std::string& s = text.get_ref<const std::string&>();
+                const bool bos = tok.vocab().addBos && tok.bos() >= 0;
+                checkBytes(s.size(), bos ? 1 : 0);
+                return checkCap(tok.encode(s, tok.vocab().addBos, cap));
+            };
             if (chat) {
                 if (!body.contains("messages") || !body["messages"].is_array())
                     throw bad("messages: required, an array of {role, content}");
                 std::vector<engine::ChatMessage> messages;
+                size_t contentBytes = 0; // every content is in the prompt verbatim
                 for (const auto& m : body["messages"]) {
                     if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
                         throw bad("messages: each needs a role and a string content");
+                    contentBytes += m["content"].get_ref<const std::string&>().size();
+                    checkBytes(contentBytes, 0);
                     messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
                 }
                 try {
-                    p.inference.prompt = engine::chatPrompt(tok, options.chatFamily, messages);
+                    p.inference.prompt = checkCap(engine::chatPrompt(tok, options.chatFamily, messages, cap));
                 } catch (const std::invalid_argument& e) {
                     throw bad(std::string("messages: ") + e.what());
                 }
@@ -181,9 +206,9 @@ struct OpenAiServer::Impl {
                 if (!body.contains("prompt")) throw bad("prompt: required (a string or an array of token ids)");
                 const Json& prompt = body["prompt"];
                 if (prompt.is_string()) {
-                    p.inference.prompt = tok.encode(prompt.get<std::string>(), tok.vocab().addBos);
+                    p.inference.prompt = encode(prompt);
                 } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
-                    p.inference.prompt = tok.encode(prompt[0].get<std::string>(), tok.vocab().addBos);
+                    p.inference.prompt = encode(prompt[0]);
                 } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
                     p.inference.prompt.reserve(prompt.size());
                     for (const Json& id : prompt) { // range-checked: a wrapped id would be another token

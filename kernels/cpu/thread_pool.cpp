@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <pthread.h>
 #include <sched.h>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -27,19 +29,35 @@ constexpr int64_t kChunksPerThread = 2;
 ThreadPool::ThreadPool(int threads) : m_threads(std::max(1, threads)) {
     m_workers.reserve(static_cast<size_t>(m_threads - 1));
     for (int i = 1; i < m_threads; ++i) {
-        m_workers.emplace_back([this, i] { workerLoop(i); });
-        const std::string name = "mb-compute-" + std::to_string(i);
-        pthread_setname_np(m_workers.back().native_handle(), name.c_str());
+        try {
+            m_workers.emplace_back([this, i] { workerLoop(i); });
+            const std::string name = "mb-compute-" + std::to_string(i);
+            pthread_setname_np(m_workers.back().native_handle(), name.c_str());
+        } catch (const std::exception& e) {
+            // No destructor runs for a constructor that throws, and a joinable std::thread
+            // destroyed by the unwinding would call std::terminate: stop and join here.
+            stopWorkers();
+            const auto* system = dynamic_cast<const std::system_error*>(&e);
+            throw std::runtime_error("cannot start " + std::to_string(m_threads) + " threads: only " +
+                                     std::to_string(i) + " could be created (" +
+                                     (system ? system->code().message() : std::string(e.what())) +
+                                     "); use fewer --threads");
+        }
     }
 }
 
 ThreadPool::~ThreadPool() {
+    stopWorkers();
+}
+
+void ThreadPool::stopWorkers() {
     {
         std::lock_guard lock(m_mutex);
         m_stop.store(true);
     }
     m_wake.notify_all();
     for (auto& t : m_workers) t.join();
+    m_workers.clear();
 }
 
 int ThreadPool::hardwareThreads() {

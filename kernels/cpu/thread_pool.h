@@ -39,6 +39,9 @@ private:
 // parallelFor must not be called concurrently from two threads, nor from inside a job.
 class ThreadPool {
 public:
+    // Throws std::runtime_error ("cannot start 1024 threads: only 37 could be created
+    // (Resource temporarily unavailable); use fewer --threads") when the OS refuses a
+    // thread; the ones already started are stopped and joined first.
     explicit ThreadPool(int threads);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -56,6 +59,8 @@ public:
 
 private:
     void workerLoop(int index);
+    // Tells the workers to stop and joins them.
+    void stopWorkers();
     // Claims and runs chunks of job `job` until none is left.
     void runChunks(uint32_t job, int worker);
 

@@ -1,10 +1,16 @@
 // The thread pool covers every index exactly once and hands out valid worker indices.
+#include "address_space_limit.h"
 #include "kernels/cpu/thread_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace mb::kernels;
 
@@ -50,4 +56,27 @@ TEST(ThreadPool, WorkerIndicesAreDistinctWithinAJob) {
         };
         pool.parallelFor(64, body);
     }
+}
+
+// Under an address-space limit only a few dozen 8 MiB stacks fit: the pool must join the
+// threads it started and say so, not abort with "terminate called without an active
+// exception" from a joinable std::thread destroyed by the unwinding.
+TEST(ThreadPool, ThreadsTheSystemRefusesGiveAClearErrorNotAnAbort) {
+    if (!mb::test::kAddressSpaceLimitWorks) GTEST_SKIP() << "address-space limits do not work under a sanitizer";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            ::alarm(120); // before the fix the child could hang in the abort: fail, don't stick
+            if (!mb::test::limitAddressSpace(size_t{300} << 20)) std::_Exit(3);
+            try {
+                ThreadPool pool(1024);
+                std::_Exit(4); // all 1024 started: the limit did not bite
+            } catch (const std::runtime_error& e) {
+                const std::string what = e.what();
+                const bool clear = what.rfind("cannot start 1024 threads: only ", 0) == 0 &&
+                                   what.find("use fewer --threads") != std::string::npos;
+                std::_Exit(clear ? 0 : 5);
+            }
+        },
+        ::testing::ExitedWithCode(0), "");
 }

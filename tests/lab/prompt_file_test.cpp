@@ -126,3 +126,33 @@ TEST(PromptFileKind, TheExtensionDecides) {
     TempFile otherText("prompts.list", "hi there\n");
     EXPECT_EQ(textOf(loadPromptFile(otherText.path, byteTokenize, 4).at(0)), "hi there");
 }
+
+// A 17 MiB line is refused in one line naming the file and line, before it is read whole or
+// tokenized (it once ended in a raw std::bad_alloc); lines around the limit still read, and
+// the line numbers and lines match std::getline's across the reader's 64 KiB blocks.
+TEST(PromptFileLines, ALineOverTheLimitIsRefusedBeforeItIsTokenized) {
+    std::string content = "first\r\n\n" + std::string(70000, 'b') + "\nthird\n";
+    content += std::string(kMaxPromptLineBytes + (size_t{1} << 20), 'x') + "\nlast\n";
+    TempFile file("long.txt", content);
+    size_t tokenized = 0;
+    const auto count = [&](const std::string& text) {
+        ++tokenized;
+        return byteTokenize(text);
+    };
+    try {
+        loadPromptFile(file.path, count, 4);
+        ADD_FAILURE() << "a line over " << kMaxPromptLineBytes << " bytes was read";
+    } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("long.txt:5: "), std::string::npos) << what.substr(0, 200);
+        EXPECT_NE(what.find("longer than 16 MiB"), std::string::npos) << what.substr(0, 200);
+        EXPECT_LT(what.size(), 300u);
+    }
+    EXPECT_EQ(tokenized, 3u) << "the lines before it, not the long one";
+
+    TempFile fits("fits.txt", "a\n" + std::string(kMaxPromptLineBytes, 'y') + "\nb");
+    const auto reqs = loadPromptFile(fits.path, byteTokenize, 4);
+    ASSERT_EQ(reqs.size(), 3u);
+    EXPECT_EQ(reqs[1].prompt.size(), kMaxPromptLineBytes + 1);
+    EXPECT_EQ(textOf(reqs[2]), "b") << "a last line without a newline";
+}

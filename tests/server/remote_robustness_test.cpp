@@ -117,5 +117,53 @@ TEST(Loopback, NullsBoundsAndBodySizeAreHandledLikeTheOpenAiApi) {
     EXPECT_EQ(c.Get("/health")->status, 200); // and it still serves
 }
 
+
+// Under `reject`, a prompt that cannot fit the context gets the session's 400 at once: a
+// multi-megabyte one by its byte length alone ("at least"), a shorter one by an encode that
+// stops one token over the limit ("more than"), where the whole prompt was once encoded first
+// (15 MB held a thread for 34 s). Chat messages the same, on the sum of their contents.
+TEST(Loopback, PromptsThatCannotFitAreRefusedBeforeTheyAreEncoded) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    LiveServer s(model.string(), "regular");
+    auto c = s.client();
+    ASSERT_EQ(s.session->profile().truncation, engine::Truncation::Reject);
+    const int64_t limit = s.session->contextLimit();
+    const auto& tok = s.session->tokenizer();
+    auto post = [&](const std::string& path, const Json& body) { return c.Post(path, body.dump(), "application/json"); };
+    auto expectOver = [&](const httplib::Result& r, const std::string& count) {
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 400) << r->body.substr(0, 300);
+        const std::string message = Json::parse(r->body)["error"]["message"].get<std::string>();
+        EXPECT_EQ(message.rfind("the prompt has " + count, 0), 0u) << message;
+        EXPECT_NE(message.find("tokens; this profile accepts at most " + std::to_string(limit)), std::string::npos)
+            << message;
+    };
+    std::string story;
+    while (story.size() < (size_t{12} << 20)) story += "Once upon a time, there was a little girl named Lily. ";
+    const std::string leastOf = "at least " + std::to_string(tok.minTokens(story.size()) + 1);
+    expectOver(post("/v1/completions", {{"prompt", story}}), leastOf);
+    expectOver(post("/v1/completions", {{"prompt", Json::array({story})}}), leastOf);
+    // Few enough bytes to pass the byte bound, too many tokens: the capped encode says so.
+    const std::string medium = story.substr(0, tok.longestTokenBytes() * static_cast<size_t>(limit - 2));
+    ASSERT_GT(tok.encode(medium, true).size(), static_cast<size_t>(limit));
+    expectOver(post("/v1/completions", {{"prompt", medium}}), "more than " + std::to_string(limit) + " tokens");
+    expectOver(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", story}}}}}),
+               "at least " + std::to_string(tok.minTokens(story.size())));
+    // Four messages, each within the byte bound, that together are not.
+    const std::string third = story.substr(0, tok.longestTokenBytes() * static_cast<size_t>(limit - 2) / 3);
+    const Json turn = {{"role", "user"}, {"content", third}};
+    expectOver(post("/v1/chat/completions", {{"messages", {turn, turn, turn, turn}}}),
+               "at least " + std::to_string(tok.minTokens(4 * third.size())));
+    expectOver(post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", medium}}}}}),
+               "more than " + std::to_string(limit) + " tokens");
+    // What fits is still served.
+    auto r = post("/v1/completions", {{"prompt", story.substr(0, 200)}, {"max_tokens", 2}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    r = post("/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}, {"max_tokens", 2}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+}
+
 } // namespace
 } // namespace mb
