@@ -133,6 +133,72 @@ struct OpenAiServer::Impl {
                           .bodyTimeout = options.bodyTimeout,
                           .maxBodyBytes = kMaxBodyBytes}) {}
 
+    // The prompt's token ids from a chat body's messages or a completion body's prompt
+    // (nulls already removed). Throws ApiError (400) for a malformed or oversized prompt.
+    std::vector<int32_t> promptOf(const Json& body, bool chat) const {
+        auto bad = [](const std::string& m) { return ApiError{400, "invalid_request_error", m}; };
+        std::vector<int32_t> ids;
+        const auto& tok = session.tokenizer();
+        // Under `reject`, a prompt that cannot fit the context is refused before it is encoded
+        // whole, with the session's wording: first by its length in bytes (each token stands for
+        // at most tok.longestTokenBytes() of them), then by an encode that stops one token over.
+        // Truncating profiles keep part of the prompt, so they still encode all of it.
+        const int64_t limit = session.contextLimit();
+        const bool refuse = session.profile().truncation == engine::Truncation::Reject && limit >= 0;
+        const size_t cap = refuse ? static_cast<size_t>(limit) : SIZE_MAX;
+        const auto overContext = [&](const std::string& tokens) { return bad(session.promptOverContext(tokens)); };
+        const auto checkBytes = [&](size_t bytes, size_t extraTokens) {
+            if (const size_t least = tok.minTokens(bytes) + extraTokens; refuse && least > cap)
+                throw overContext("at least " + std::to_string(least));
+        };
+        const auto checkCap = [&](engine::CappedTokens t) {
+            if (t.overCap) throw overContext("more than " + std::to_string(cap));
+            return std::move(t.ids);
+        };
+        const auto encode = [&](const Json& text) {
+            const std::string& s = text.get_ref<const std::string&>();
+            const bool bos = tok.vocab().addBos && tok.bos() >= 0;
+            checkBytes(s.size(), bos ? 1 : 0);
+            return checkCap(tok.encode(s, tok.vocab().addBos, cap));
+        };
+        if (chat) {
+            if (!body.contains("messages") || !body["messages"].is_array())
+                throw bad("messages: required, an array of {role, content}");
+            std::vector<engine::ChatMessage> messages;
+            size_t contentBytes = 0; // every content is in the prompt verbatim
+            for (const auto& m : body["messages"]) {
+                if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
+                    throw bad("messages: each needs a role and a string content");
+                contentBytes += m["content"].get_ref<const std::string&>().size();
+                checkBytes(contentBytes, 0);
+                messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+            }
+            try {
+                ids = checkCap(engine::chatPrompt(tok, options.chatFamily, messages, cap));
+            } catch (const std::invalid_argument& e) {
+                throw bad(std::string("messages: ") + e.what());
+            }
+        } else {
+            if (!body.contains("prompt")) throw bad("prompt: required (a string or an array of token ids)");
+            const Json& prompt = body["prompt"];
+            if (prompt.is_string()) {
+                ids = encode(prompt);
+            } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+                ids = encode(prompt[0]);
+            } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
+                ids.reserve(prompt.size());
+                for (const Json& id : prompt) { // range-checked: a wrapped id would be another token
+                    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+                        throw bad("prompt: token id " + id.dump() + " is not a token id");
+                    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+                }
+            } else {
+                throw bad("prompt: a string, a one-string array or an array of token ids");
+            }
+        }
+        return ids;
+    }
+
     ParsedRequest parse(const httplib::Request& req, bool chat) const {
         Json body;
         try {
@@ -162,64 +228,7 @@ struct OpenAiServer::Impl {
             p.stream = body.value("stream", false);
             if (body.contains("stream_options") && body["stream_options"].is_object())
                 p.includeUsage = body["stream_options"].value("include_usage", false);
-            const auto& tok = session.tokenizer();
-            // Under `reject`, a prompt that cannot fit the context is refused before it is encoded
-            // whole, with the session's wording: first by its length in bytes (each token stands for
-            // at most tok.longestTokenBytes() of them), then by an encode that stops one token over.
-            // Truncating profiles keep part of the prompt, so they still encode all of it.
-            const int64_t limit = session.contextLimit();
-            const bool refuse = session.profile().truncation == engine::Truncation::Reject && limit >= 0;
-            const size_t cap = refuse ? static_cast<size_t>(limit) : SIZE_MAX;
-            const auto overContext = [&](const std::string& tokens) { return bad(session.promptOverContext(tokens)); };
-            const auto checkBytes = [&](size_t bytes, size_t extraTokens) {
-                if (const size_t least = tok.minTokens(bytes) + extraTokens; refuse && least > cap)
-                    throw overContext("at least " + std::to_string(least));
-            };
-            const auto checkCap = [&](engine::CappedTokens t) {
-                if (t.overCap) throw overContext("more than " + std::to_string(cap));
-                return std::move(t.ids);
-            };
-            const auto encode = [&](const Json& text) {
-                const std::string& s = text.get_ref<const std::string&>();
-                const bool bos = tok.vocab().addBos && tok.bos() >= 0;
-                checkBytes(s.size(), bos ? 1 : 0);
-                return checkCap(tok.encode(s, tok.vocab().addBos, cap));
-            };
-            if (chat) {
-                if (!body.contains("messages") || !body["messages"].is_array())
-                    throw bad("messages: required, an array of {role, content}");
-                std::vector<engine::ChatMessage> messages;
-                size_t contentBytes = 0; // every content is in the prompt verbatim
-                for (const auto& m : body["messages"]) {
-                    if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
-                        throw bad("messages: each needs a role and a string content");
-                    contentBytes += m["content"].get_ref<const std::string&>().size();
-                    checkBytes(contentBytes, 0);
-                    messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-                }
-                try {
-                    p.inference.prompt = checkCap(engine::chatPrompt(tok, options.chatFamily, messages, cap));
-                } catch (const std::invalid_argument& e) {
-                    throw bad(std::string("messages: ") + e.what());
-                }
-            } else {
-                if (!body.contains("prompt")) throw bad("prompt: required (a string or an array of token ids)");
-                const Json& prompt = body["prompt"];
-                if (prompt.is_string()) {
-                    p.inference.prompt = encode(prompt);
-                } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
-                    p.inference.prompt = encode(prompt[0]);
-                } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
-                    p.inference.prompt.reserve(prompt.size());
-                    for (const Json& id : prompt) { // range-checked: a wrapped id would be another token
-                        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-                            throw bad("prompt: token id " + id.dump() + " is not a token id");
-                        p.inference.prompt.push_back(static_cast<int32_t>(id.get<int64_t>()));
-                    }
-                } else {
-                    throw bad("prompt: a string, a one-string array or an array of token ids");
-                }
-            }
+            p.inference.prompt = promptOf(body, chat);
             const int64_t maxTokens =
                 body.contains("max_completion_tokens") ? body["max_completion_tokens"].get<int64_t>()
                                                        : body.value("max_tokens", int64_t{chat ? 256 : 16});
