@@ -39,8 +39,9 @@ void addressOf(const sockaddr_storage& a, std::string& ip, int& port) {
 
 } // namespace
 
-ConnectionStream::ConnectionStream(Connection& c, size_t byteBudget, std::chrono::milliseconds writeTimeout)
-    : m_c(c), m_budget(byteBudget), m_writeTimeout(writeTimeout) {}
+ConnectionStream::ConnectionStream(Connection& c, size_t byteBudget, std::chrono::milliseconds writeTimeout,
+                                   const std::atomic<bool>& stopping)
+    : m_c(c), m_budget(byteBudget), m_writeTimeout(writeTimeout), m_stopping(stopping) {}
 
 bool ConnectionStream::waitReadable() const {
     while (true) {
@@ -49,7 +50,8 @@ bool ConnectionStream::waitReadable() const {
             m_timedOut = true;
             return false;
         }
-        const int r = pollFor(m_c.fd, POLLIN, left);
+        if (m_stopping.load()) return false;
+        const int r = pollFor(m_c.fd, POLLIN, std::min(left, std::chrono::milliseconds(250)));
         if (r > 0) return true;
         if (r < 0) return false;
     }

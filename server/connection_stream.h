@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -25,10 +26,12 @@ struct Connection {
 // httplib::Stream over a Connection. Reads come from `received` first and then from the
 // non-blocking socket; a read fails (-1) once the deadline has passed or once the
 // request has read more than its byte budget (head + body, framing included), and says
-// which. Writes wait at most `writeTimeout` for the socket to take bytes.
+// which. Writes wait at most `writeTimeout` for the socket to take bytes. A read also
+// gives up within 250 ms of `stopping` turning true (the server is shutting down).
 class ConnectionStream final : public httplib::Stream {
 public:
-    ConnectionStream(Connection& c, size_t byteBudget, std::chrono::milliseconds writeTimeout);
+    ConnectionStream(Connection& c, size_t byteBudget, std::chrono::milliseconds writeTimeout,
+                     const std::atomic<bool>& stopping);
 
     bool is_readable() const override;
     bool is_writable() const override;
@@ -53,6 +56,7 @@ private:
     size_t m_budget;
     size_t m_read = 0; // bytes this request has read
     std::chrono::milliseconds m_writeTimeout;
+    const std::atomic<bool>& m_stopping;
     mutable bool m_timedOut = false;
     bool m_overBudget = false;
     bool m_broken = false;

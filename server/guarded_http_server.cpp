@@ -253,7 +253,7 @@ struct GuardedHttpServer::Impl {
     // One request on a worker; a connection kept alive goes back to reception.
     void serve(std::unique_ptr<Connection> c) {
         const size_t budget = c->headBytes + limits.maxBodyBytes + limits.maxBodyBytes / 16;
-        ConnectionStream stream(*c, budget, limits.writeTimeout);
+        ConnectionStream stream(*c, budget, limits.writeTimeout, stopping);
         bool closeAfter = false;
         tlServing = &stream;
         const bool ok = owner.process_request(stream, stopping.load(), closeAfter, nullptr);

@@ -130,6 +130,17 @@ TEST(HostileClients, SlowAndIdleConnectionsHoldNoWorker) {
     EXPECT_EQ(r->status, 200) << r->body;
 }
 
+TEST(HostileClients, StoppingDoesNotWaitForADribbledBody) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    auto s = std::make_unique<LiveServer>(model.string(), "regular"); // a 30 s body deadline
+    RawClient c(s->port);
+    ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"));
+    std::this_thread::sleep_for(300ms); // a worker now waits for the rest of the body
+    const auto began = std::chrono::steady_clock::now();
+    s.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - began, 5s) << "the stop waited for the body deadline";
+}
+
 TEST(HostileClients, MalformedFramingIsAnsweredAtOnce) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     LiveServer s(model.string(), "regular");
