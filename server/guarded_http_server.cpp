@@ -125,7 +125,8 @@ struct GuardedHttpServer::Impl {
     }
 
     // Takes a connection that waits for (the rest of) a head, or whose buffer holds one.
-    void admit(std::unique_ptr<Connection> c) {
+    // `peerClosed`: no more bytes will come, so a head still incomplete is dropped.
+    void admit(std::unique_ptr<Connection> c, bool peerClosed = false) {
         const RequestHead h = scanRequestHead(c->received, limits.maxHeadBytes, limits.maxBodyBytes);
         using S = RequestHead::State;
         if (h.state == S::TooLarge)
@@ -139,6 +140,7 @@ struct GuardedHttpServer::Impl {
             const bool cheap = h.method == "GET" && !h.hasBody() && (h.path == "/health" || h.path == "/metrics");
             return enqueue(cheap ? control : general, std::move(c));
         }
+        if (peerClosed) return closeConnection(*c);
         bool full;
         {
             std::lock_guard g(mutex);
@@ -185,11 +187,8 @@ struct GuardedHttpServer::Impl {
             }
             if (n < 0 && errno == EINTR) continue;
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-            // The peer closed (or the socket failed): serve a whole head already here, else drop it.
-            if (scanRequestHead(c->received, limits.maxHeadBytes, limits.maxBodyBytes).state ==
-                RequestHead::State::Incomplete)
-                return closeConnection(*c);
-            break;
+            // The peer closed (or the socket failed): a whole head already here is still served.
+            return admit(std::move(c), /*peerClosed=*/true);
         }
         admit(std::move(c));
     }

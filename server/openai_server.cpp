@@ -2,6 +2,7 @@
 #include "server/openai_server.h"
 
 #include "server/guarded_http_server.h"
+#include "server/request_head.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -445,8 +446,7 @@ struct OpenAiServer::Impl {
             const BodyFailure body = GuardedHttpServer::currentBodyFailure();
             if (body == BodyFailure::OverLimit || r.status == 413) {
                 r.set_header("Connection", "close");
-                sendError(r, {413, "invalid_request_error",
-                              "the request body is larger than " + std::to_string(kMaxBodyBytes >> 20) + " MiB"});
+                sendError(r, {413, "invalid_request_error", bodyTooLargeMessage(kMaxBodyBytes)});
             } else if (body == BodyFailure::TimedOut) {
                 r.set_header("Connection", "close");
                 sendError(r, {408, "invalid_request_error", "the request body did not arrive in time"});

@@ -19,10 +19,6 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-std::string mib(size_t bytes) {
-    return std::to_string(bytes >> 20) + " MiB";
-}
-
 RequestHead malformed(RequestHead h, int status, std::string error) {
     h.state = RequestHead::State::Malformed;
     h.status = status;
@@ -65,7 +61,7 @@ bool readFraming(std::string_view name, std::string_view value, size_t maxBodyBy
         }
         h.contentLength = n;
         if (static_cast<uint64_t>(n) > maxBodyBytes) {
-            h = malformed(std::move(h), 413, "the request body is larger than " + mib(maxBodyBytes));
+            h = malformed(std::move(h), 413, bodyTooLargeMessage(maxBodyBytes));
             return false;
         }
     }
@@ -73,6 +69,10 @@ bool readFraming(std::string_view name, std::string_view value, size_t maxBodyBy
 }
 
 } // namespace
+
+std::string bodyTooLargeMessage(size_t maxBodyBytes) {
+    return "the request body is larger than " + std::to_string(maxBodyBytes >> 20) + " MiB";
+}
 
 RequestHead scanRequestHead(std::string_view received, size_t maxHeadBytes, size_t maxBodyBytes) {
     RequestHead h;

@@ -30,6 +30,9 @@ struct RequestHead {
     bool hasBody() const { return chunked || contentLength > 0; }
 };
 
+// "the request body is larger than 16 MiB": the one wording of a 413, whoever refuses.
+std::string bodyTooLargeMessage(size_t maxBodyBytes);
+
 // Scans `received` (the connection's unread bytes, starting at a request) for a whole
 // head of at most `maxHeadBytes`, and checks its framing: Content-Length must be decimal
 // digits (one value, or repeats of one value) no larger than `maxBodyBytes` (else 413

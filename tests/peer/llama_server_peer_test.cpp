@@ -2,6 +2,7 @@
 #include "cli/cli_runner.h"
 #include "lab/remote_target.h"
 #include "peer/llama_server.h"
+#include "server/loopback_util.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,14 +11,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cmath>
-#include <mutex>
-#include <future>
 
 namespace mb {
 namespace {
 
 using Json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
 // A synthetic stories15m (Q8_0, context 2048) written once for the suite.
 const std::string& syntheticModel() {
@@ -40,31 +38,13 @@ struct Timed {
 };
 
 Timed timedRequest(lab::RemoteTarget& t, std::vector<int32_t> prompt, int maxTokens) {
-    engine::InferenceRequest r;
-    r.prompt = std::move(prompt);
-    r.maxTokens = maxTokens;
-    r.stopAtEos = false;
-    r.sampling.temperature = 0;
+    const test::Outcome o = test::runOne(t, test::request(std::move(prompt), maxTokens, /*stopAtEos=*/false));
     Timed out;
-    std::mutex m;
-    std::promise<void> done;
-    int64_t first = -1, last = -1;
-    const int64_t submitted = Clock::now().time_since_epoch().count();
-    t.submit(std::move(r), [&](const engine::RequestEvent& e) {
-        std::lock_guard g(m);
-        if (e.kind == engine::EventKind::Token) {
-            if (first < 0) first = e.timeNs;
-            last = e.timeNs;
-            ++out.tokenEvents;
-        }
-        if (e.kind == engine::EventKind::Finished) {
-            out.finished = e;
-            done.set_value();
-        }
-    });
-    done.get_future().wait();
-    if (first >= 0) out.ttftMs = double(first - submitted) / 1e6;
-    if (out.tokenEvents > 1) out.tpotMs = double(last - first) / 1e6 / (out.tokenEvents - 1);
+    out.finished = o.finished;
+    out.tokenEvents = static_cast<int>(o.tokenTimesNs.size());
+    if (out.tokenEvents > 0) out.ttftMs = double(o.tokenTimesNs.front() - o.submittedNs) / 1e6;
+    if (out.tokenEvents > 1)
+        out.tpotMs = double(o.tokenTimesNs.back() - o.tokenTimesNs.front()) / 1e6 / (out.tokenEvents - 1);
     return out;
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -48,11 +49,14 @@ public:
     std::thread thread;
 };
 
-// Submits one request to a target and waits for its Finished event; collects the tokens.
+// Submits one request to a target and waits for its Finished event; collects the tokens
+// and when they came (steady_clock ns, as RequestEvent::timeNs).
 struct Outcome {
     engine::RequestEvent finished;
     std::vector<std::string> pieces;
     bool scheduled = false;
+    int64_t submittedNs = 0;
+    std::vector<int64_t> tokenTimesNs;
 };
 inline Outcome runOne(lab::Target& t, engine::InferenceRequest r, std::function<void(uint64_t)> afterFirstToken = {}) {
     std::promise<void> done;
@@ -61,6 +65,8 @@ inline Outcome runOne(lab::Target& t, engine::InferenceRequest r, std::function<
     std::atomic<uint64_t> id{0};
     std::promise<void> submitted;
     auto submittedFuture = submitted.get_future().share();
+    o.submittedNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch()).count();
     const uint64_t got = t.submit(std::move(r), [&](const engine::RequestEvent& e) {
         bool first = false;
         {
@@ -68,6 +74,7 @@ inline Outcome runOne(lab::Target& t, engine::InferenceRequest r, std::function<
             if (e.kind == engine::EventKind::Scheduled) o.scheduled = true;
             if (e.kind == engine::EventKind::Token) {
                 o.pieces.push_back(e.text);
+                o.tokenTimesNs.push_back(e.timeNs);
                 first = o.pieces.size() == 1;
             }
             if (e.kind == engine::EventKind::Finished) o.finished = e;
