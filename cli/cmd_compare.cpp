@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 #include "cli/compare_sweep.h"
 #include "cli/compare_table.h"
+#include "cli/plugin_options.h"
 
 #ifdef MODEBENCH_HAVE_STORE
 #include "db/sqlite_run_sink.h"
@@ -56,6 +57,7 @@ struct CompareArgs {
     std::string sweep;               // "", "rates" or "concurrency"
     std::vector<double> sweepLevels; // explicit levels (empty: the defaults)
     int sweepPoints = 6;             // default rate levels
+    PluginArgs plugins;              // output plugin chains
 };
 
 // --sweep's options checked against the rest: the sweep sets the load itself.
@@ -183,7 +185,8 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     lab::RunConfig config;
     config.source = "cli";
     for (const auto& c : candidates)
-        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, std::nullopt});
+        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, std::nullopt,
+                                     c.hasPlugins() ? c.plugins->record() : nlohmann::json()});
     config.sampling = a.sampling;
     config.arrival = spec.arrival;
     config.interleave = a.interleave;
@@ -243,6 +246,15 @@ void runCompare(const CompareArgs& a) {
         candidates.push_back(candidate("b", a.modelB.empty() ? a.model : a.modelB, a.profileB, a.keyEnvB));
     } catch (const engine::ProfileError& e) {
         throw UsageError(e.what());
+    }
+    // Chains load now (scripts checked against the store's approvals), before any work.
+    if (!a.plugins.both.empty() || !a.plugins.a.empty() || !a.plugins.b.empty()) {
+#ifdef MODEBENCH_HAVE_STORE
+        const std::string approvals = databasePath(a.db);
+#else
+        const std::string approvals;
+#endif
+        for (auto& c : candidates) c.plugins = loadPluginChain(chainFileFor(a.plugins, c.label), approvals, a.plugins);
     }
     // The tokenizer decides the synthetic token range and tokenizes prompt files.
     const engine::GgufFile header = engine::GgufFile::open(a.model);
@@ -451,6 +463,7 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--min-p", a->sampling.minP, "Min-p; 0 = off")->capture_default_str();
     cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->check(seedNumber())->capture_default_str();
     cmd->add_flag("--interleave", a->interleave, "Alternate A and B over slices of the workload");
+    addPluginOptions(*cmd, a->plugins, true);
     cmd->add_option("--precision-check", a->precisionPrompts,
                     "After the timed run, compare each candidate's precision with the model in F32 on this many of "
                     "the workload's prompts (greedy agreement, mean KL, perplexity); 0 = off")

@@ -43,6 +43,7 @@ void addServeCommand(CLI::App& root);
 void addSelectCommand(CLI::App& root);
 void addReportCommand(CLI::App& root);
 void addMigrateCommand(CLI::App& root);
+void addPluginsCommand(CLI::App& root);
 
 // Default for --threads: the hardware threads this process may use.
 int defaultThreads();

@@ -66,6 +66,25 @@ void printTable(const std::vector<lab::CandidateResult>& r, std::ostream& out) {
              get(B, &lab::PrecisionCheck::referencePerplexity), 3},
         };
     }
+    if (A.postprocess || B.postprocess) {
+        // A candidate without a chain shows "-".
+        using P = lab::PostprocessSummary;
+        auto pp = [&](const std::string& name, D P::*d, double D::*f, int prec) {
+            const bool hasA = A.postprocess && ((*A.postprocess).*d).count > 0;
+            const bool hasB = B.postprocess && ((*B.postprocess).*d).count > 0;
+            return Row{name, hasA ? (*A.postprocess).*d.*f : 0, hasB ? (*B.postprocess).*d.*f : 0, prec, hasA, hasB};
+        };
+        const std::vector<Row> post = {
+            pp("plugins ms p50", &P::ms, &D::p50, 3),
+            pp("plugins ms/call p50", &P::callMs, &D::p50, 4),
+            pp("plugin +TTFT p50 (ms)", &P::extraTtftMs, &D::p50, 2),
+            pp("shown ITL p50 (ms)", &P::outputItlMs, &D::p50, 2),
+            {"plugin ended/failed", A.postprocess ? double(A.postprocess->ended + A.postprocess->failed) : 0,
+             B.postprocess ? double(B.postprocess->ended + B.postprocess->failed) : 0, 0, bool(A.postprocess),
+             bool(B.postprocess)},
+        };
+        rows.insert(rows.end(), post.begin(), post.end());
+    }
     const std::string la = "A " + r[0].candidate.profile.name, lb = "B " + r[1].candidate.profile.name;
     out << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb
         << std::setw(10) << "B/A" << '\n';

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     mb::cli::addSelectCommand(app);
     mb::cli::addReportCommand(app);
     mb::cli::addMigrateCommand(app);
+    mb::cli::addPluginsCommand(app);
 #endif
     if (argc > 1 && argv[1][0] != '-') {
         const auto known = app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; });

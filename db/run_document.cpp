@@ -169,6 +169,21 @@ lab::RequestRecord requestFromJson(const Json& v, const std::string& path) {
         r.tokens.push_back(t.get<int32_t>());
     }
     r.text = o.str("text", false);
+    r.output = o.str("output", false, r.text);
+    r.postprocessMs = std::max(0.0, o.timeOrNegative("postprocess_ms"));
+    if (const Json* p = o.find("postprocess"); p && !p->is_null()) {
+        const Obj pp(*p, o.path("postprocess"));
+        r.postprocessed = true;
+        const std::string status = pp.str("status", false, "ok");
+        r.postprocessStatus = status == "ok" ? std::string() : status;
+        r.postprocessCalls = pp.integer("calls", false);
+        r.postprocessMaxCallMs = std::max(0.0, pp.timeOrNegative("max_call_ms"));
+        const Json& shown = pp.array("output_times_ms", false);
+        for (size_t i = 0; i < shown.size(); ++i) {
+            if (!shown[i].is_number()) bad(item(pp.path("output_times_ms"), i), "expected a number");
+            r.outputTimesMs.push_back(shown[i].get<double>());
+        }
+    }
     const Json& times = o.array("token_times_ms", false);
     for (size_t i = 0; i < times.size(); ++i) {
         if (!times[i].is_number()) bad(item(o.path("token_times_ms"), i), "expected a number");

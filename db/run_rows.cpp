@@ -47,9 +47,11 @@ RowWriter::RowWriter(Connection& c)
                                 "prompt_tokens, cached_tokens, truncated_tokens, "
                                 "output_tokens, submitted_ms, scheduled_ms, first_token_ms, "
                                 "finished_ms, queue_ms, ttft_ms, e2e_ms, "
-                                "tpot_ms, kv_bytes_peak, tokens, output_text) VALUES (?, ?, ?, ?, "
+                                "tpot_ms, kv_bytes_peak, tokens, output_text, postprocessed, "
+                                "postprocessed_text, postprocess_status, postprocess_ms, "
+                                "postprocess_max_call_ms, postprocess_calls, output_times) VALUES (?, ?, ?, ?, "
                                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                "?, ?)")),
+                                "?, ?, ?, ?, ?, ?, ?, ?, ?)")),
       m_insertToken(c.prepare(
           "INSERT INTO token_events (request_id, token_index, time_ms) VALUES (?, ?, ?)")),
       m_insertSeries(c.prepare("INSERT OR REPLACE INTO series (candidate_id, metric, second, "
@@ -110,6 +112,13 @@ int64_t RowWriter::insertRequest(int64_t candidateId, const lab::RequestRecord& 
         s.bind(17, r.kvBytesPeak);
         s.bindBlob(18, r.tokens.data(), r.tokens.size() * sizeof(int32_t));
         s.bind(19, r.text);
+        s.bind(20, int64_t{r.postprocessed ? 1 : 0});
+        s.bind(21, r.postprocessed ? r.output : std::string());
+        s.bind(22, r.postprocessStatus);
+        s.bind(23, r.postprocessMs);
+        s.bind(24, r.postprocessMaxCallMs);
+        s.bind(25, r.postprocessCalls);
+        s.bindBlob(26, r.outputTimesMs.data(), r.outputTimesMs.size() * sizeof(double));
         s.run();
         const int64_t id = m_connection.lastInsertId();
         for (size_t k = 0; k < r.tokenTimesMs.size(); ++k) {

@@ -5,6 +5,7 @@
 #include "db/run_lock.h"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 namespace mb::db {
@@ -150,8 +151,9 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
         m_connection.prepare("SELECT id, idx, status, error, prompt_tokens, cached_tokens, "
                              "truncated_tokens, output_tokens, submitted_ms, "
                              "scheduled_ms, first_token_ms, finished_ms, kv_bytes_peak, tokens, "
-                             "output_text FROM requests "
-                             "WHERE candidate_id = ? ORDER BY idx, id");
+                             "output_text, postprocessed, postprocessed_text, postprocess_status, "
+                             "postprocess_ms, postprocess_max_call_ms, postprocess_calls, output_times "
+                             "FROM requests WHERE candidate_id = ? ORDER BY idx, id");
     // Token events of a candidate's requests in primary-key order: one range scan each.
     Statement tokens = m_connection.prepare(
         "SELECT request_id, time_ms FROM token_events WHERE request_id IN "
@@ -179,6 +181,15 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
             const void* blob = requests.columnBlobData(13, &bytes);
             r.tokens = tokensFromBlob(blob, bytes);
             r.text = requests.columnText(14);
+            r.postprocessed = requests.columnInt(15) != 0;
+            r.output = r.postprocessed ? requests.columnText(16) : r.text;
+            r.postprocessStatus = requests.columnText(17);
+            r.postprocessMs = requests.columnDouble(18);
+            r.postprocessMaxCallMs = requests.columnDouble(19);
+            r.postprocessCalls = requests.columnInt(20);
+            const void* times = requests.columnBlobData(21, &bytes);
+            r.outputTimesMs.resize(bytes / sizeof(double));
+            if (!r.outputTimesMs.empty()) std::memcpy(r.outputTimesMs.data(), times, r.outputTimesMs.size() * sizeof(double));
             byRowId.emplace(requests.columnInt(0), c.requests.size());
             c.requests.push_back(std::move(r));
         }

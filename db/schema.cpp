@@ -125,6 +125,25 @@ CREATE TRIGGER selections_follow_runs AFTER DELETE ON runs BEGIN
 END;
 )sql";
 
+// Version 3: output plugins (PRODUCT.md §11). A request keeps what the chain showed beside
+// the raw output_text, with the chain's time; scripts are approved by hash.
+constexpr std::string_view kSchemaV3 = R"sql(
+ALTER TABLE requests ADD COLUMN postprocessed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN postprocessed_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN postprocess_status TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN postprocess_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN postprocess_max_call_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN postprocess_calls INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN output_times BLOB;                 -- shown pieces' times, float64 ms little-endian
+CREATE TABLE plugin_approvals (
+    sha256      TEXT PRIMARY KEY CHECK (length(sha256) = 64),
+    path        TEXT NOT NULL,              -- where the approved file was (informative)
+    approved_by TEXT NOT NULL,
+    approved_at TEXT NOT NULL,              -- ISO-8601 UTC
+    audit_json  TEXT NOT NULL               -- the audit report the approver saw
+);
+)sql";
+
 static_assert(kApplicationId == 1296196706, "kSchemaV1 spells the application id in decimal");
 
 [[noreturn]] void notOurs(const std::string& path, const std::string& why) {
@@ -224,7 +243,8 @@ const std::vector<std::string_view>& migrations() {
     static const std::vector<std::string_view> kMigrations = {
         kSchemaV1,
         kSchemaV2,
-        // Version 3 goes here: one SQL string taking version 2 to 3.
+        kSchemaV3,
+        // Version 4 goes here: one SQL string taking version 3 to 4.
     };
     return kMigrations;
 }

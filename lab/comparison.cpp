@@ -83,7 +83,8 @@ struct Live {
 
 } // namespace
 
-std::string describeCandidate(const Candidate& c) {
+namespace {
+std::string describeTarget(const Candidate& c) {
     if (c.isRemote()) {
         try {
             return "remote " + RemoteSpec::parse(c.remote).url();
@@ -100,6 +101,13 @@ std::string describeCandidate(const Candidate& c) {
     return "embedded " + p.name + " on " + c.device.id() + ", " + std::to_string(c.threads) + " threads: " +
            engine::precisionName(p.precision) + " precision (K/V " + (halfKv ? "F16" : "F32") + "), " + batching +
            ", prefix cache " + (p.prefixCache ? "on" : "off");
+}
+} // namespace
+
+std::string describeCandidate(const Candidate& c) {
+    std::string d = describeTarget(c);
+    if (c.hasPlugins()) d += "; plugins " + c.plugins->describe();
+    return d;
 }
 
 namespace {
@@ -142,6 +150,7 @@ void append(RunResult& into, RunResult&& part, double shiftMs) {
         for (double* t : {&r.submittedMs, &r.scheduledMs, &r.firstTokenMs, &r.finishedMs})
             if (*t >= 0) *t += shiftMs;
         for (double& t : r.tokenTimesMs) t += shiftMs;
+        for (double& t : r.outputTimesMs) t += shiftMs;
         into.records.push_back(std::move(r));
     }
     // Counters continue from the previous slice's last sample.
@@ -280,6 +289,8 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
         r.sink = options.sink;
         r.candidateId = storeIds[i];
         if (candidates[i].sampling) r.sampling = *candidates[i].sampling;
+        r.plugins = candidates[i].plugins.get();
+        r.mode = candidates[i].mode();
         return r;
     };
     std::vector<WorkloadRequest> measured;
@@ -373,6 +384,10 @@ nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes) {
     j["model_load_ms"] = r.stats.loadMs;
     j["weight_bytes"] = r.stats.weightBytes;
     j["cancelled"] = r.run.cancelled;
+    if (r.candidate.hasPlugins()) {
+        j["plugins"] = r.candidate.plugins->record();
+        j["plugins_description"] = r.candidate.plugins->describe();
+    }
     j["summary"] = toJson(r.summary);
     nlohmann::ordered_json reqs = nlohmann::ordered_json::array();
     for (const auto& rec : r.run.records) reqs.push_back(toJson(rec, withTokenTimes));

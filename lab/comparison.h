@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,11 @@ struct Candidate {
     bool isRemote() const { return !remote.empty(); }
     // This candidate's sampling; unset: ComparisonOptions::run.sampling (the same for all).
     std::optional<engine::SamplerParams> sampling;
+    // Its output plugin chain (PRODUCT.md §11); null or empty: none.
+    std::shared_ptr<const plugins::Chain> plugins;
+    bool hasPlugins() const { return plugins && !plugins->empty(); }
+    // What plugins are told this candidate is: "remote", else the profile's name.
+    std::string mode() const { return isRemote() ? "remote" : profile.name; }
 };
 
 // One line saying what a candidate runs, e.g. "embedded fast on cpu, 2 threads: mixed

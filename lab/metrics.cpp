@@ -204,6 +204,7 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
         s.series.kvBytes.push_back({sec, static_cast<double>(b.kvMax)});
         s.series.queueDepth.push_back({sec, static_cast<double>(b.waitingMax)});
     }
+    s.postprocess = summarizePostprocess(records);
     return s;
 }
 
@@ -294,6 +295,7 @@ nlohmann::ordered_json toJson(const RunSummary& s) {
     j["goodput_per_s"] = s.goodputPerS;
     j["slo_attainment"] = s.sloAttainment;
     if (s.precision) j["precision"] = toJson(*s.precision);
+    if (s.postprocess) j["postprocess"] = toJson(*s.postprocess);
     nlohmann::ordered_json series;
     series["throughput"] = seriesJson(s.series.throughput);
     series["ttft_ms"] = seriesJson(s.series.ttftMs);
@@ -336,6 +338,18 @@ nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes) {
     j["kv_bytes_peak"] = r.kvBytesPeak;
     j["tokens"] = r.tokens;
     j["text"] = r.text;
+    j["raw_output"] = r.text;
+    j["output"] = r.postprocessed ? r.output : r.text;
+    j["postprocess_ms"] = r.postprocessMs;
+    if (r.postprocessed) {
+        nlohmann::ordered_json p;
+        p["status"] = r.postprocessStatus.empty() ? "ok" : r.postprocessStatus;
+        p["calls"] = r.postprocessCalls;
+        p["max_call_ms"] = r.postprocessMaxCallMs;
+        p["extra_ttft_ms"] = msOrNull(r.extraTtftMs());
+        if (withTokenTimes) p["output_times_ms"] = r.outputTimesMs;
+        j["postprocess"] = std::move(p);
+    }
     if (withTokenTimes) j["token_times_ms"] = r.tokenTimesMs;
     return j;
 }

@@ -42,6 +42,18 @@ struct TimePoint {
     double value = 0;
 };
 
+// What the plugin chain did to a run's Ok requests (PRODUCT.md §11), when one ran.
+struct PostprocessSummary {
+    int64_t requests = 0;      // Ok requests the chain ran on
+    int64_t ended = 0;         // ... that a plugin ended (refused, invalid JSON reported)
+    int64_t failed = 0;        // ... whose post-processing failed (output stopped there)
+    Distribution ms;           // per request: time inside the plugins, all calls
+    Distribution callMs;       // per request: its mean time per call (chunk or flush)
+    Distribution maxCallMs;    // per request: its slowest call
+    Distribution extraTtftMs;  // per request: first shown output − first token
+    Distribution outputItlMs;  // gaps between shown pieces of output, pooled
+};
+
 // Everything one run reports. Latency and token distributions cover Ok requests only;
 // errors, cancellations and rejections are counted, never averaged in.
 struct RunSummary {
@@ -93,11 +105,18 @@ struct RunSummary {
     // Precision A/B figures when the run asked for them (ComparisonOptions::precision);
     // summarize() never fills this, runComparison and the store do.
     std::optional<PrecisionCheck> precision;
+
+    // Post-processing cost; summarize() fills it when any record was post-processed.
+    std::optional<PostprocessSummary> postprocess;
 };
 
 // O(R log R + T + S) for R records, T token times, S samples.
 RunSummary summarize(const std::vector<RequestRecord>& records,
                      const std::vector<StatsSample>& samples, const Slo& slo = {});
+
+// The post-processing figures of `records` (postprocess_metrics.cpp); unset when no Ok
+// record was post-processed.
+std::optional<PostprocessSummary> summarizePostprocess(const std::vector<RequestRecord>& records);
 
 // One metric over repeated runs: mean with a Student-t 95% confidence interval.
 // n == 1 gives a zero-width interval; n == 0 all zeros. cv = sample std / |mean|
@@ -121,6 +140,7 @@ double studentT95(int64_t df);
 // C++) are written as null.
 nlohmann::ordered_json toJson(const Distribution& d);
 nlohmann::ordered_json toJson(const RunSummary& s);
+nlohmann::ordered_json toJson(const PostprocessSummary& p);
 nlohmann::ordered_json toJson(const RepeatedMetric& m);
 // The one serialiser of request records: compare --json, reports and the store's run
 // documents (db/run_document.h, with token times) all write this shape, the workload

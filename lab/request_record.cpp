@@ -47,6 +47,11 @@ double RequestRecord::tpotMs() const {
     return (e2e - ttft) / static_cast<double>(outputTokens - 1);
 }
 
+double RequestRecord::extraTtftMs() const {
+    if (!postprocessed || outputTimesMs.empty()) return -1.0;
+    return span(firstTokenMs, outputTimesMs.front());
+}
+
 } // namespace mb::lab
 
 namespace mb::lab {
@@ -59,4 +64,5 @@ const char* runStatusName(RunStatus s) {
     }
     return "?";
 }
+
 } // namespace mb::lab

@@ -30,7 +30,18 @@ struct RequestRecord {
     std::vector<double> tokenTimesMs; // one per output token, increasing
     uint64_t kvBytesPeak = 0;       // KV bytes this request held at its peak
     std::vector<int32_t> tokens;    // generated ids
-    std::string text;               // generated text
+    std::string text;               // generated text, as the model produced it (raw_output)
+    // Post-processing by the run's plugin chain (PRODUCT.md §11, docs/PLUGINS.md). Without
+    // a chain `output` is `text` and the rest keep their defaults.
+    bool postprocessed = false;         // a chain ran on this request
+    std::string output;                 // what the user is shown: the chain's output
+    std::string postprocessStatus;      // "" when the chain passed the whole output; else
+                                        // "ended: REASON" (a plugin ended the response) or
+                                        // "failed: MESSAGE" (a plugin broke: output stops there)
+    double postprocessMs = 0;           // time spent inside the plugins, all calls
+    double postprocessMaxCallMs = 0;    // the slowest single call (one chunk, or the flush)
+    int64_t postprocessCalls = 0;       // chunks passed in, plus the flush
+    std::vector<double> outputTimesMs;  // when each non-empty piece of output was shown
 
     // Derived metrics (PRODUCT.md §3); negative when undefined for this request.
     double queueMs() const;   // scheduled - submitted
@@ -38,6 +49,9 @@ struct RequestRecord {
     double ttftMs() const;    // first token - submitted
     double e2eMs() const;     // finished - submitted
     double tpotMs() const;    // (e2e - ttft) / (output_tokens - 1); needs >= 2 tokens
+    // Post-processed output: the time its first piece was shown, minus the first token's
+    // (what held-back text and plugin time add to TTFT); needs a chain and shown output.
+    double extraTtftMs() const;
 };
 
 // The engine's counters sampled during a run (the runner takes one every ~100 ms).

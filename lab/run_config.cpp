@@ -20,6 +20,7 @@ const std::set<std::string>& knownKeys() {
                                             "model",
                                             "model_b",
                                             "profiles",
+                                            "plugins",
                                             "sampling",
                                             "candidate_sampling",
                                             "arrival",
@@ -113,7 +114,7 @@ std::vector<RunConfig::Side> sidesFrom(const Json& j) {
     const Json profiles =
         j.contains("profiles") && j["profiles"].is_object() ? j["profiles"] : Json::object();
     auto add = [&](const std::string& label, const std::string& model) {
-        sides.push_back({label, model, stringOr(profiles, label.c_str()), std::nullopt});
+        sides.push_back({label, model, stringOr(profiles, label.c_str()), std::nullopt, nullptr});
     };
     if (const auto it = j.find("models"); it != j.end() && it->is_object()) {
         for (const auto& [label, model] : it->items())
@@ -129,6 +130,9 @@ std::vector<RunConfig::Side> sidesFrom(const Json& j) {
     if (const auto it = j.find("candidate_sampling"); it != j.end() && it->is_object())
         for (auto& s : sides)
             if (it->contains(s.label)) s.sampling = samplingFrom((*it)[s.label]);
+    if (const auto it = j.find("plugins"); it != j.end() && it->is_object())
+        for (auto& s : sides)
+            if (it->contains(s.label) && (*it)[s.label].is_object()) s.plugins = (*it)[s.label];
     return sides;
 }
 
@@ -158,7 +162,7 @@ void RunConfig::setSlo(const Slo& s) {
 OJson toJson(const RunConfig& c) {
     OJson j;
     if (!c.source.empty()) j["source"] = c.source;
-    OJson models = OJson::object(), profiles = OJson::object(), own = OJson::object();
+    OJson models = OJson::object(), profiles = OJson::object(), own = OJson::object(), chains = OJson::object();
     const OJson runSampling = c.sampling ? samplingJson(*c.sampling) : OJson();
     for (const auto& s : c.candidates) {
         models[s.label] = s.model;
@@ -166,9 +170,11 @@ OJson toJson(const RunConfig& c) {
         // Only a side whose sampling differs from the run's: the common case stays one object.
         if (s.sampling && samplingJson(*s.sampling) != runSampling)
             own[s.label] = samplingJson(*s.sampling);
+        if (s.plugins.is_object()) chains[s.label] = s.plugins;
     }
     j["models"] = std::move(models);
     j["profiles"] = std::move(profiles);
+    if (!chains.empty()) j["plugins"] = std::move(chains);
     if (c.sampling) j["sampling"] = samplingJson(*c.sampling);
     if (!own.empty()) j["candidate_sampling"] = std::move(own);
     if (c.arrival) j["arrival"] = arrivalJson(*c.arrival);

@@ -26,6 +26,9 @@ struct RunConfig {
         std::string profile; // the profile's name ("fast", "regular", "remote", ...)
         // Its own sampling (the GUI's editors); written only where it differs from the run's.
         std::optional<engine::SamplerParams> sampling;
+        // Its plugin chain as recorded (plugins::Chain::record(): each entry's type,
+        // configuration and a script's sha256); null: none.
+        nlohmann::json plugins;
     };
     std::string source;           // "cli", "gui", "migrate"; "" in older runs
     std::vector<Side> candidates; // in label order as run
@@ -65,7 +68,7 @@ struct RunConfig {
     void setSlo(const Slo& s);                        // negative bounds become unset
 };
 
-// {"source", "models": {label: path}, "profiles": {label: name}, "sampling": {temperature,
+// {"source", "models": {label: path}, "profiles": {label: name}, "plugins": {label: chain}, "sampling": {temperature,
 // top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed}, "candidate_sampling": {label:
 // {...}}, "arrival": {as the workload's}, "interleave", "slices", "threads", "device",
 // "primers", "precision_check": {prompts, gen_tokens}, "prompts": PATH, "max_tokens",

@@ -1,6 +1,8 @@
 // The workload runner: issues requests by arrival policy and turns engine events into records.
 #include "lab/runner.h"
 
+#include "lab/postprocess_stage.h"
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -39,9 +41,29 @@ struct RunState {
     int64_t inFlight = 0;
     int64_t doneCount = 0;
     std::map<int64_t, int32_t> lastTurnDone; // conversation -> last finished turn
+    // Post-processing stages of measured requests; last, so they are joined (each ends
+    // after its Finished) while the rest of the state still exists.
+    std::vector<std::unique_ptr<PostStage>> stages;
 
     double ms(int64_t ns) const { return static_cast<double>(ns - t0Ns) / 1e6; }
 };
+
+// What the post-processing stage made of one event (null without a chain).
+struct Shown {
+    const std::string& text;
+    int64_t timeNs;
+    const plugins::ChainRun& run;
+};
+
+// Folds the chain's totals into a finished record.
+void finishPostprocess(RequestRecord& r, const plugins::ChainRun& run) {
+    r.postprocessed = true;
+    r.postprocessMs = run.totalMs();
+    r.postprocessMaxCallMs = run.maxCallMs();
+    r.postprocessCalls = run.calls();
+    if (run.failed()) r.postprocessStatus = "failed: " + run.failure();
+    else if (run.ended()) r.postprocessStatus = "ended: " + run.endReason();
+}
 
 // Issues `list` (indices into requests) and waits for all of them. `record` = false for warm-up.
 void issue(Target& target, const std::vector<WorkloadRequest>& requests, const std::vector<size_t>& list,
@@ -119,7 +141,8 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
         req.stopAtEos = o.stopAtEos;
         const int64_t conversation = w.conversation;
         const int32_t turn = w.turn;
-        auto sink = [&st, &o, slot, record, conversation, turn, runSink, candidateId](const engine::RequestEvent& e) {
+        auto handle = [&st, &o, slot, record, conversation, turn, runSink, candidateId](const engine::RequestEvent& e,
+                                                                                        const Shown* shown) {
             std::lock_guard g(st.mutex);
             if (!record) {
                 if (e.kind == engine::EventKind::Finished) {
@@ -138,6 +161,10 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
             case engine::EventKind::Token:
                 if (r.tokenTimesMs.empty()) r.firstTokenMs = st.ms(e.timeNs);
                 r.tokenTimesMs.push_back(st.ms(e.timeNs));
+                if (shown && !shown->text.empty()) {
+                    r.output += shown->text;
+                    r.outputTimesMs.push_back(st.ms(shown->timeNs));
+                }
                 if (o.onEvent) o.onEvent(r, e);
                 break;
             case engine::EventKind::Finished:
@@ -151,6 +178,15 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 r.kvBytesPeak = e.kvBytesPeak;
                 r.tokens = e.tokens;
                 r.text = e.text;
+                if (shown) {
+                    if (!shown->text.empty()) {
+                        r.output += shown->text;
+                        r.outputTimesMs.push_back(st.ms(shown->timeNs));
+                    }
+                    finishPostprocess(r, shown->run);
+                } else {
+                    r.output = e.text;
+                }
                 st.finished[slot] = 1;
                 if (runSink) runSink->requestFinished(candidateId, r); // buffered by the store
                 if (o.onEvent) o.onEvent(r, e);
@@ -162,6 +198,19 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 break;
             }
         };
+        engine::EventSink sink;
+        if (record && o.plugins && !o.plugins->empty()) {
+            plugins::RequestInfo info{requests[slot].index, o.mode, static_cast<int64_t>(w.prompt.size()), w.maxTokens};
+            auto deliver = [handle](const engine::RequestEvent& e, const std::string& text, int64_t ns,
+                                    const plugins::ChainRun& run) {
+                const Shown shown{text, ns, run};
+                handle(e, &shown);
+            };
+            st.stages.push_back(std::make_unique<PostStage>(*o.plugins, std::move(info), std::move(deliver)));
+            sink = [stage = st.stages.back().get()](const engine::RequestEvent& e) { stage->push(e); };
+        } else {
+            sink = [handle](const engine::RequestEvent& e) { handle(e, nullptr); };
+        }
         lock.unlock(); // a rejection calls the sink inside submit
         const uint64_t id = target.submit(std::move(req), sink);
         lock.lock();

@@ -6,6 +6,7 @@
 #include "lab/run_sink.h"
 #include "lab/target.h"
 #include "lab/workload.h"
+#include "plugins/chain.h"
 
 #include <atomic>
 #include <functional>
@@ -36,6 +37,11 @@ struct RunOptions {
     std::function<void(const RequestRecord&)> onRecord;
     // Each counter sample as it is taken, on the runner's sampling thread.
     std::function<void(const StatsSample&)> onSample;
+    // The post-processing chain for measured requests (PRODUCT.md §11), run on a stage
+    // thread per request (lab/postprocess_stage.h); null or empty: output is the raw text.
+    // onEvent then sees each record with `output` as shown so far.
+    const plugins::Chain* plugins = nullptr;
+    std::string mode;                 // what plugins are told the candidate is: fast, regular, remote
 };
 
 struct RunResult {
