@@ -7,7 +7,7 @@
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
 #include "lab/remote_target.h"
-#include "lab/sha256.h"
+#include "plugins/sha256.h"
 
 #include <algorithm>
 #include <chrono>
@@ -185,7 +185,7 @@ CandidateInfo candidateInfo(const Candidate& c, bool hashModel) {
     info.modelPath = c.modelPath;
     std::error_code ec;
     info.modelBytes = std::filesystem::file_size(c.modelPath, ec);
-    if (hashModel) info.modelSha256 = sha256File(c.modelPath);
+    if (hashModel) info.modelSha256 = plugins::sha256File(c.modelPath);
     try {
         const engine::GgufFile f = engine::GgufFile::open(c.modelPath);
         const engine::ModelConfig cfg = engine::ModelConfig::fromGguf(f);

@@ -2,7 +2,7 @@
 #include "engine/session.h"
 #include "lab/comparison.h"
 #include "lab/runner.h"
-#include "lab/sha256.h"
+#include "plugins/sha256.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>
@@ -265,9 +265,9 @@ TEST(Comparison, DescribesWhatEachCandidateRuns) {
 TEST(Sha256, KnownDigest) {
     const auto p = std::filesystem::temp_directory_path() / "mb_sha_abc";
     std::ofstream(p) << "abc";
-    EXPECT_EQ(sha256File(p.string()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(plugins::sha256File(p.string()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     std::filesystem::remove(p);
-    EXPECT_THROW(sha256File("/no/such/file"), std::runtime_error);
+    EXPECT_THROW(plugins::sha256File("/no/such/file"), std::runtime_error);
 }
 
 TEST(Comparison, InterleaveSlicesKeepTheOfferedRateAndConversationsWhole) {
