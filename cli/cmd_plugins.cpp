@@ -46,7 +46,7 @@ void runAudit(const PluginsArgs& a) {
 
 void runApprove(const PluginsArgs& a) {
     const plugins::AuditReport r = audit(a);
-    if (!r.parsed) throw UsageError(a.file + " does not parse as Python, so it cannot be approved: " + r.error);
+    if (!r.parsed) throw UsageError(a.file + " does not parse as Python, so it cannot be approved: " + r.parseError);
     std::cerr << r.toText();
     db::PluginApproval approval;
     approval.sha256 = r.sha256;

@@ -177,6 +177,7 @@ lab::RequestRecord requestFromJson(const Json& v, const std::string& path) {
         const std::string status = pp.str("status", false, "ok");
         r.postprocessStatus = status == "ok" ? std::string() : status;
         r.postprocessCalls = pp.integer("calls", false);
+        r.postprocessStartMs = std::max(0.0, pp.timeOrNegative("start_ms"));
         r.postprocessMaxCallMs = std::max(0.0, pp.timeOrNegative("max_call_ms"));
         const Json& shown = pp.array("output_times_ms", false);
         for (size_t i = 0; i < shown.size(); ++i) {

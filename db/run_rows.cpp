@@ -48,10 +48,10 @@ RowWriter::RowWriter(Connection& c)
                                 "output_tokens, submitted_ms, scheduled_ms, first_token_ms, "
                                 "finished_ms, queue_ms, ttft_ms, e2e_ms, "
                                 "tpot_ms, kv_bytes_peak, tokens, output_text, postprocessed, "
-                                "postprocessed_text, postprocess_status, postprocess_ms, "
+                                "postprocessed_text, postprocess_status, postprocess_ms, postprocess_start_ms, "
                                 "postprocess_max_call_ms, postprocess_calls, output_times) VALUES (?, ?, ?, ?, "
                                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                "?, ?, ?, ?, ?, ?, ?, ?, ?)")),
+                                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
       m_insertToken(c.prepare(
           "INSERT INTO token_events (request_id, token_index, time_ms) VALUES (?, ?, ?)")),
       m_insertSeries(c.prepare("INSERT OR REPLACE INTO series (candidate_id, metric, second, "
@@ -116,9 +116,10 @@ int64_t RowWriter::insertRequest(int64_t candidateId, const lab::RequestRecord& 
         s.bind(21, r.postprocessed ? r.output : std::string());
         s.bind(22, r.postprocessStatus);
         s.bind(23, r.postprocessMs);
-        s.bind(24, r.postprocessMaxCallMs);
-        s.bind(25, r.postprocessCalls);
-        s.bindBlob(26, r.outputTimesMs.data(), r.outputTimesMs.size() * sizeof(double));
+        s.bind(24, r.postprocessStartMs);
+        s.bind(25, r.postprocessMaxCallMs);
+        s.bind(26, r.postprocessCalls);
+        s.bindBlob(27, r.outputTimesMs.data(), r.outputTimesMs.size() * sizeof(double));
         s.run();
         const int64_t id = m_connection.lastInsertId();
         for (size_t k = 0; k < r.tokenTimesMs.size(); ++k) {

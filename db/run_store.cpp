@@ -152,7 +152,7 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
                              "truncated_tokens, output_tokens, submitted_ms, "
                              "scheduled_ms, first_token_ms, finished_ms, kv_bytes_peak, tokens, "
                              "output_text, postprocessed, postprocessed_text, postprocess_status, "
-                             "postprocess_ms, postprocess_max_call_ms, postprocess_calls, output_times "
+                             "postprocess_ms, postprocess_start_ms, postprocess_max_call_ms, postprocess_calls, output_times "
                              "FROM requests WHERE candidate_id = ? ORDER BY idx, id");
     // Token events of a candidate's requests in primary-key order: one range scan each.
     Statement tokens = m_connection.prepare(
@@ -185,9 +185,10 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
             r.output = r.postprocessed ? requests.columnText(16) : r.text;
             r.postprocessStatus = requests.columnText(17);
             r.postprocessMs = requests.columnDouble(18);
-            r.postprocessMaxCallMs = requests.columnDouble(19);
-            r.postprocessCalls = requests.columnInt(20);
-            const void* times = requests.columnBlobData(21, &bytes);
+            r.postprocessStartMs = requests.columnDouble(19);
+            r.postprocessMaxCallMs = requests.columnDouble(20);
+            r.postprocessCalls = requests.columnInt(21);
+            const void* times = requests.columnBlobData(22, &bytes);
             r.outputTimesMs.resize(bytes / sizeof(double));
             if (!r.outputTimesMs.empty()) std::memcpy(r.outputTimesMs.data(), times, r.outputTimesMs.size() * sizeof(double));
             byRowId.emplace(requests.columnInt(0), c.requests.size());

@@ -132,6 +132,7 @@ ALTER TABLE requests ADD COLUMN postprocessed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE requests ADD COLUMN postprocessed_text TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN postprocess_status TEXT NOT NULL DEFAULT '';
 ALTER TABLE requests ADD COLUMN postprocess_ms REAL NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN postprocess_start_ms REAL NOT NULL DEFAULT 0;
 ALTER TABLE requests ADD COLUMN postprocess_max_call_ms REAL NOT NULL DEFAULT 0;
 ALTER TABLE requests ADD COLUMN postprocess_calls INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE requests ADD COLUMN output_times BLOB;                 -- shown pieces' times, float64 ms little-endian

@@ -345,6 +345,7 @@ nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes) {
         nlohmann::ordered_json p;
         p["status"] = r.postprocessStatus.empty() ? "ok" : r.postprocessStatus;
         p["calls"] = r.postprocessCalls;
+        p["start_ms"] = r.postprocessStartMs;
         p["max_call_ms"] = r.postprocessMaxCallMs;
         p["extra_ttft_ms"] = msOrNull(r.extraTtftMs());
         if (withTokenTimes) p["output_times_ms"] = r.outputTimesMs;

@@ -47,8 +47,9 @@ struct PostprocessSummary {
     int64_t requests = 0;      // Ok requests the chain ran on
     int64_t ended = 0;         // ... that a plugin ended (refused, invalid JSON reported)
     int64_t failed = 0;        // ... whose post-processing failed (output stopped there)
-    Distribution ms;           // per request: time inside the plugins, all calls
-    Distribution callMs;       // per request: its mean time per call (chunk or flush)
+    Distribution ms;           // per request: time inside the plugins, all calls and set-up
+    Distribution startMs;      // per request: setting the plugins up (a script: its process)
+    Distribution callMs;       // per request: its mean time per call (chunk or flush), set-up apart
     Distribution maxCallMs;    // per request: its slowest call
     Distribution extraTtftMs;  // per request: first shown output − first token
     Distribution outputItlMs;  // gaps between shown pieces of output, pooled

@@ -5,14 +5,16 @@ namespace mb::lab {
 
 std::optional<PostprocessSummary> summarizePostprocess(const std::vector<RequestRecord>& records) {
     PostprocessSummary p;
-    std::vector<double> ms, callMs, maxCallMs, extraTtft, itl;
+    std::vector<double> ms, startMs, callMs, maxCallMs, extraTtft, itl;
     for (const RequestRecord& r : records) {
         if (!r.postprocessed || r.status != RequestStatus::Ok) continue;
         ++p.requests;
         if (r.postprocessStatus.rfind("ended", 0) == 0) ++p.ended;
         if (r.postprocessStatus.rfind("failed", 0) == 0) ++p.failed;
         ms.push_back(r.postprocessMs);
-        if (r.postprocessCalls > 0) callMs.push_back(r.postprocessMs / static_cast<double>(r.postprocessCalls));
+        startMs.push_back(r.postprocessStartMs);
+        if (r.postprocessCalls > 0)
+            callMs.push_back((r.postprocessMs - r.postprocessStartMs) / static_cast<double>(r.postprocessCalls));
         maxCallMs.push_back(r.postprocessMaxCallMs);
         if (const double x = r.extraTtftMs(); x >= 0) extraTtft.push_back(x);
         for (size_t i = 1; i < r.outputTimesMs.size(); ++i)
@@ -20,6 +22,7 @@ std::optional<PostprocessSummary> summarizePostprocess(const std::vector<Request
     }
     if (p.requests == 0) return std::nullopt;
     p.ms = describe(std::move(ms));
+    p.startMs = describe(std::move(startMs));
     p.callMs = describe(std::move(callMs));
     p.maxCallMs = describe(std::move(maxCallMs));
     p.extraTtftMs = describe(std::move(extraTtft));
@@ -33,6 +36,7 @@ nlohmann::ordered_json toJson(const PostprocessSummary& p) {
     j["ended"] = p.ended;
     j["failed"] = p.failed;
     j["ms"] = toJson(p.ms);
+    j["start_ms"] = toJson(p.startMs);
     j["call_ms"] = toJson(p.callMs);
     j["max_call_ms"] = toJson(p.maxCallMs);
     j["extra_ttft_ms"] = toJson(p.extraTtftMs);

@@ -38,7 +38,8 @@ struct RequestRecord {
     std::string postprocessStatus;      // "" when the chain passed the whole output; else
                                         // "ended: REASON" (a plugin ended the response) or
                                         // "failed: MESSAGE" (a plugin broke: output stops there)
-    double postprocessMs = 0;           // time spent inside the plugins, all calls
+    double postprocessMs = 0;           // time spent inside the plugins, all calls and their set-up
+    double postprocessStartMs = 0;      // of which setting them up (a script: taking its process)
     double postprocessMaxCallMs = 0;    // the slowest single call (one chunk, or the flush)
     int64_t postprocessCalls = 0;       // chunks passed in, plus the flush
     std::vector<double> outputTimesMs;  // when each non-empty piece of output was shown

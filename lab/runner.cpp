@@ -59,6 +59,7 @@ struct Shown {
 void finishPostprocess(RequestRecord& r, const plugins::ChainRun& run) {
     r.postprocessed = true;
     r.postprocessMs = run.totalMs();
+    r.postprocessStartMs = run.startMs();
     r.postprocessMaxCallMs = run.maxCallMs();
     r.postprocessCalls = run.calls();
     if (run.failed()) r.postprocessStatus = "failed: " + run.failure();

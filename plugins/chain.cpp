@@ -30,7 +30,8 @@ ChainRun::ChainRun(const Chain& chain, const RequestInfo& info) {
     } catch (const PluginError& e) {
         m_failure = e.what();
     }
-    m_totalMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    m_startMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    m_totalMs += m_startMs;
 }
 
 // Feeds `text` to plugin `from` and what it emits on down; `flush` ends each plugin after

@@ -56,7 +56,8 @@ public:
     const std::string& endReason() const { return m_reason; }
     bool failed() const { return !m_failure.empty(); }
     const std::string& failure() const { return m_failure; }
-    double totalMs() const { return m_totalMs; }    // time inside plugin calls
+    double totalMs() const { return m_totalMs; }    // time inside plugin calls, set-up included
+    double startMs() const { return m_startMs; }    // of which making and starting the plugins
     double maxCallMs() const { return m_maxCallMs; } // the slowest text()/finish() call
     int64_t calls() const { return m_calls; }        // text() and finish() calls timed
 
@@ -65,7 +66,7 @@ private:
     std::vector<std::unique_ptr<Plugin>> m_plugins;
     bool m_ended = false, m_finished = false;
     std::string m_reason, m_failure;
-    double m_totalMs = 0, m_maxCallMs = 0;
+    double m_totalMs = 0, m_startMs = 0, m_maxCallMs = 0;
     int64_t m_calls = 0;
 };
 

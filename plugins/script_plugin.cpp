@@ -7,6 +7,7 @@
 #include "plugins/sha256.h"
 
 #include <condition_variable>
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -24,11 +25,15 @@ using Spawn = std::function<std::unique_ptr<ScriptProcess>()>;
 // At least this long for Python to start and load the script, whatever the call timeout.
 constexpr double kLoadTimeoutMs = 5000;
 
-// One process kept ready: taken by a request, refilled in the background.
+// Processes kept ready: taken by requests, refilled in the background. The pool starts
+// at one and grows (to kMaxSpares) each time a request finds it empty, so a run with N
+// requests in flight soon has N ready and Python's start-up stays off their path.
+constexpr size_t kMaxSpares = 8;
+
 class Spares {
 public:
     explicit Spares(Spawn spawn) : m_spawn(std::move(spawn)) {
-        m_spare = m_spawn(); // the first one, here: a script that cannot load fails now
+        m_ready.push_back(m_spawn()); // the first one, here: a script that cannot load fails now
         m_worker = std::thread([this] { loop(); });
     }
     ~Spares() {
@@ -43,8 +48,13 @@ public:
         std::unique_ptr<ScriptProcess> out;
         {
             std::lock_guard lock(m_mutex);
-            out = std::move(m_spare);
-            m_wanted = true;
+            ++m_takes;
+            if (!m_ready.empty()) {
+                out = std::move(m_ready.front());
+                m_ready.pop_front();
+            } else if (m_target < kMaxSpares) {
+                ++m_target;
+            }
         }
         m_wake.notify_all();
         return out ? std::move(out) : m_spawn();
@@ -54,9 +64,8 @@ private:
     void loop() {
         std::unique_lock lock(m_mutex);
         for (;;) {
-            m_wake.wait(lock, [this] { return m_stop || m_wanted; });
+            m_wake.wait(lock, [this] { return m_stop || m_ready.size() < m_target; });
             if (m_stop) return;
-            m_wanted = false;
             lock.unlock();
             std::unique_ptr<ScriptProcess> made;
             try {
@@ -65,7 +74,13 @@ private:
                 // the request that wants it spawns its own and reports why
             }
             lock.lock();
-            if (!m_spare && !m_stop) m_spare = std::move(made);
+            if (!made) { // a failing spawn: wait for the next take rather than spin
+                const uint64_t seen = m_takes;
+                m_wake.wait(lock, [this, seen] { return m_stop || m_takes != seen; });
+                if (m_stop) return;
+                continue;
+            }
+            if (!m_stop && m_ready.size() < m_target) m_ready.push_back(std::move(made));
             lock.unlock();
             made.reset(); // one not needed is killed outside the lock
             lock.lock();
@@ -74,8 +89,10 @@ private:
     Spawn m_spawn;
     std::mutex m_mutex;
     std::condition_variable m_wake;
-    std::unique_ptr<ScriptProcess> m_spare;
-    bool m_wanted = false, m_stop = false;
+    std::deque<std::unique_ptr<ScriptProcess>> m_ready;
+    size_t m_target = 1;
+    uint64_t m_takes = 0;
+    bool m_stop = false;
     std::thread m_worker;
 };
 

@@ -374,6 +374,54 @@ TEST(MetricsJson, RequestRecord) {
                                                "e2e_ms",
                                                "kv_bytes_peak",
                                                "tokens",
-                                               "text"};
+                                               "text",
+                                               "raw_output",
+                                               "output",
+                                               "postprocess_ms"};
     EXPECT_EQ(keys, expected);
+}
+
+TEST(MetricsJson, PostprocessedRecordKeepsRawAndShownOutputAndTheChainsCost) {
+    RequestRecord r;
+    r.status = RequestStatus::Ok;
+    r.submittedMs = 0;
+    r.firstTokenMs = 10;
+    r.finishedMs = 30;
+    r.outputTokens = 3;
+    r.tokenTimesMs = {10, 20, 30};
+    r.text = "a bad word";
+    r.postprocessed = true;
+    r.output = "a *** word";
+    r.postprocessStatus = "";
+    r.postprocessMs = 0.75;
+    r.postprocessMaxCallMs = 0.5;
+    r.postprocessStartMs = 0.25;
+    r.postprocessCalls = 4;
+    r.outputTimesMs = {12.5, 31};
+    EXPECT_DOUBLE_EQ(r.extraTtftMs(), 2.5);
+    const auto j = toJson(r, true);
+    EXPECT_EQ(j["raw_output"], "a bad word");
+    EXPECT_EQ(j["output"], "a *** word");
+    EXPECT_DOUBLE_EQ(j["postprocess_ms"].get<double>(), 0.75);
+    EXPECT_EQ(j["postprocess"]["status"], "ok");
+    EXPECT_EQ(j["postprocess"]["calls"], 4);
+    EXPECT_DOUBLE_EQ(j["postprocess"]["extra_ttft_ms"].get<double>(), 2.5);
+    EXPECT_EQ(j["postprocess"]["output_times_ms"].size(), 2u);
+
+    // The run's summary: per-request cost, added TTFT and the shown stream's gaps.
+    RequestRecord plain = r;
+    plain.postprocessed = false;
+    RequestRecord ended = r;
+    ended.postprocessStatus = "ended: refused: matched a filtered word";
+    const RunSummary s = summarize({r, ended, plain}, {});
+    ASSERT_TRUE(s.postprocess.has_value());
+    EXPECT_EQ(s.postprocess->requests, 2);
+    EXPECT_EQ(s.postprocess->ended, 1);
+    EXPECT_EQ(s.postprocess->failed, 0);
+    EXPECT_DOUBLE_EQ(s.postprocess->ms.p50, 0.75);
+    EXPECT_DOUBLE_EQ(s.postprocess->callMs.p50, 0.125);
+    EXPECT_DOUBLE_EQ(s.postprocess->startMs.p50, 0.25);
+    EXPECT_DOUBLE_EQ(s.postprocess->extraTtftMs.p50, 2.5);
+    EXPECT_DOUBLE_EQ(s.postprocess->outputItlMs.p50, 18.5);
+    EXPECT_FALSE(summarize({plain}, {}).postprocess.has_value());
 }
