@@ -1,5 +1,6 @@
 // `modebench-cli serve`: the embedded engine behind an OpenAI-compatible HTTP API with Prometheus metrics.
 #include "cli/command_util.h"
+#include "cli/plugin_options.h"
 
 #include "engine/gguf.h"
 #include "engine/chat_template.h"
@@ -23,6 +24,8 @@ struct ServeArgs {
     int threads = 1;
     std::string device;
     int httpThreads = 64;
+    std::string db;     // where script plugins' approvals are (empty: the default store)
+    PluginArgs plugins; // --plugins: the chain applied to every response
 };
 
 void runServe(const ServeArgs& a) {
@@ -35,6 +38,12 @@ void runServe(const ServeArgs& a) {
     }
     const engine::Device device = resolveDeviceOption(a.device);
     server::ServerOptions o;
+#ifdef MODEBENCH_HAVE_STORE
+    const std::string approvals = a.plugins.both.empty() ? std::string() : databasePath(a.db);
+#else
+    const std::string approvals;
+#endif
+    o.plugins = loadPluginChain(a.plugins.both, approvals, a.plugins);
     o.host = a.host;
     o.port = a.port;
     o.httpThreads = a.httpThreads;
@@ -68,7 +77,8 @@ void runServe(const ServeArgs& a) {
     const int port = http.bind();
     std::cerr << "serve: " << o.modelName << " under the " << profile.name << " profile on http://" << o.host << ":"
               << port << " (" << a.threads << " threads on " << device.id() << ", chat template " << engine::chatFamilyName(o.chatFamily)
-              << (o.apiKey.empty() ? "" : ", API key required") << ")\n"
+              << (o.apiKey.empty() ? "" : ", API key required")
+              << (o.plugins ? ", plugins " + o.plugins->describe() : std::string()) << ")\n"
               << "serve: POST /v1/completions /v1/chat/completions, GET /v1/models /health /metrics; Ctrl+C stops\n";
     std::thread stopper([&] {
         int sig = 0;
@@ -100,6 +110,8 @@ void addServeCommand(CLI::App& root) {
         ->capture_default_str();
     addThreadsOption(*cmd, args->threads);
     addDeviceOption(*cmd, args->device);
+    addPluginOptions(*cmd, args->plugins, false);
+    addDatabaseOption(*cmd, args->db)->description("Run store holding the script plugins' approvals (default: the user's)");
     cmd->callback([args] { runServe(*args); });
 }
 

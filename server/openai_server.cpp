@@ -1,6 +1,7 @@
 // OpenAiServer: request parsing, streaming through a per-request queue, OpenAI-shaped JSON out.
 #include "server/openai_server.h"
 
+#include "server/exchange.h"
 #include "server/guarded_http_server.h"
 #include "server/request_head.h"
 
@@ -55,7 +56,7 @@ struct ApiError {
 };
 
 std::string dump(const Json& j) {
-    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return dumpJson(j);
 }
 
 void sendError(httplib::Response& res, const ApiError& e) {
@@ -71,31 +72,6 @@ struct ParsedRequest {
     bool includeUsage = false;
     engine::InferenceRequest inference;
 };
-
-// The shared state of one request between the engine thread (sink) and its handler.
-struct Exchange {
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::deque<std::string> chunks; // SSE frames ready to send
-    bool finished = false;
-    engine::RequestEvent final;
-    std::string text;               // non-streaming: the generated text
-    uint64_t id = 0;
-    int64_t submittedNs = 0;
-    int64_t firstTokenNs = -1;
-};
-
-const char* finishReason(const engine::RequestEvent& e) {
-    if (e.status != engine::FinishStatus::Ok) return nullptr;
-    return e.stop == engine::StopReason::Eos ? "stop" : "length";
-}
-
-Json usageOf(const engine::RequestEvent& e) {
-    return {{"prompt_tokens", e.promptTokens},
-            {"completion_tokens", e.outputTokens},
-            {"total_tokens", e.promptTokens + e.outputTokens},
-            {"prompt_tokens_details", {{"cached_tokens", e.cachedTokens}}}};
-}
 
 // Debian's cpp-httplib 0.11 is built with a listen backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG,
 // fixed inside the shared library). 32 clients connecting at once overflow it and some
@@ -250,27 +226,6 @@ struct OpenAiServer::Impl {
         }
     }
 
-    // One SSE frame of a streamed completion.
-    std::string frame(const ParsedRequest& p, const std::string& id, int64_t created, const std::string& text,
-                      const char* reason, bool role) const {
-        Json choice{{"index", 0}, {"finish_reason", reason ? Json(reason) : Json(nullptr)}};
-        if (p.chat) {
-            Json delta = Json::object();
-            if (role) delta["role"] = "assistant";
-            if (!text.empty() || role) delta["content"] = text;
-            choice["delta"] = delta;
-        } else {
-            choice["text"] = text;
-            choice["logprobs"] = nullptr;
-        }
-        const Json chunk{{"id", id},
-                         {"object", p.chat ? "chat.completion.chunk" : "text_completion"},
-                         {"created", created},
-                         {"model", options.modelName},
-                         {"choices", Json::array({choice})}};
-        return "data: " + dump(chunk) + "\n\n";
-    }
-
     void handle(const httplib::Request& req, httplib::Response& res, bool chat) {
         ParsedRequest p;
         try {
@@ -282,51 +237,28 @@ struct OpenAiServer::Impl {
         const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId++);
         const int64_t created =
             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-        auto ex = std::make_shared<Exchange>();
+        ResponseShape shape{chat, p.stream, p.includeUsage, id, created, options.modelName,
+                            static_cast<int64_t>(p.inference.prompt.size())};
+        auto ex = std::make_shared<Exchange>(std::move(shape), session, metrics);
         ex->submittedNs = nowNs();
-        // The sink runs on the engine thread: format and queue, never block.
-        auto sink = [this, ex, p, id, created](const engine::RequestEvent& e) {
-            std::lock_guard g(ex->mutex);
-            if (e.kind == engine::EventKind::Token) {
-                if (ex->firstTokenNs < 0) ex->firstTokenNs = e.timeNs;
-                if (p.stream) {
-                    if (!e.text.empty()) ex->chunks.push_back(frame(p, id, created, e.text, nullptr, false));
-                } else {
-                    ex->text += e.text;
-                }
-            } else if (e.kind == engine::EventKind::Finished) {
-                ex->final = e;
-                ex->finished = true;
-                if (e.status == engine::FinishStatus::Ok) {
-                    const double ttft = ex->firstTokenNs < 0 ? -1 : double(ex->firstTokenNs - ex->submittedNs) / 1e9;
-                    metrics.requestFinished(ttft, double(e.timeNs - ex->submittedNs) / 1e9, e.promptTokens,
-                                            e.outputTokens);
-                } else if (e.status != engine::FinishStatus::Cancelled) {
-                    metrics.requestFailed();
-                }
-                if (p.stream) {
-                    if (e.status == engine::FinishStatus::Ok) {
-                        ex->chunks.push_back(frame(p, id, created, "", finishReason(e), false));
-                    } else if (e.status != engine::FinishStatus::Cancelled) {
-                        // An error after the stream started: an error object inside the stream.
-                        ex->chunks.push_back(
-                            "data: " +
-                            dump({{"error", {{"message", e.error}, {"type", "server_error"}, {"code", 500}}}}) + "\n\n");
-                    }
-                    if (p.includeUsage && e.status == engine::FinishStatus::Ok) {
-                        const Json chunk{{"id", id},
-                                         {"object", p.chat ? "chat.completion.chunk" : "text_completion"},
-                                         {"created", created},
-                                         {"model", options.modelName},
-                                         {"choices", Json::array()},
-                                         {"usage", usageOf(e)}};
-                        ex->chunks.push_back("data: " + dump(chunk) + "\n\n");
-                    }
-                    ex->chunks.push_back("data: [DONE]\n\n");
-                }
-            }
-            ex->changed.notify_all();
-        };
+        engine::EventSink sink;
+        if (options.plugins && !options.plugins->empty()) {
+            // The chain runs on the exchange's post-processing stage, never on the engine thread.
+            Exchange* raw = ex.get();
+            plugins::RequestInfo info{nextId.load(), session.profile().name,
+                                      static_cast<int64_t>(p.inference.prompt.size()), p.inference.maxTokens};
+            ex->stage = std::make_unique<lab::PostStage>(
+                *options.plugins, std::move(info),
+                [raw](const engine::RequestEvent& e, const std::string& shown, int64_t, const plugins::ChainRun& run) {
+                    raw->onEvent(e, shown, &run);
+                });
+            sink = [ex](const engine::RequestEvent& e) { ex->stage->push(e); };
+        } else {
+            // Runs on the engine thread: format and queue, never block.
+            sink = [ex](const engine::RequestEvent& e) {
+                ex->onEvent(e, e.kind == engine::EventKind::Token ? e.text : std::string(), nullptr);
+            };
+        }
         ex->id = session.submit(p.inference, sink);
         {
             // Rejections arrive inside submit: answer them with an HTTP error, not a stream.
@@ -340,7 +272,7 @@ struct OpenAiServer::Impl {
         if (p.stream) {
             if (p.chat) {
                 std::lock_guard g(ex->mutex);
-                ex->chunks.push_front(frame(p, id, created, "", nullptr, true));
+                ex->chunks.push_front(ex->frame("", nullptr, true));
             }
             res.set_header("Cache-Control", "no-cache");
             res.set_chunked_content_provider(
@@ -394,11 +326,12 @@ struct OpenAiServer::Impl {
             }
         }
         const engine::RequestEvent e = ex->final;
+        if (!ex->postprocessError.empty()) return sendError(res, {500, "server_error", ex->postprocessError});
         if (e.status != engine::FinishStatus::Ok)
             return sendError(res, {e.status == engine::FinishStatus::Cancelled ? 503 : 500,
                                    e.status == engine::FinishStatus::Cancelled ? "cancelled" : "server_error",
                                    e.error.empty() ? "the request was cancelled" : e.error});
-        Json choice{{"index", 0}, {"finish_reason", finishReason(e)}};
+        Json choice{{"index", 0}, {"finish_reason", finishReasonOf(e, ex->endedByPlugin)}};
         if (chat) {
             choice["message"] = {{"role", "assistant"}, {"content", ex->text}};
         } else {
@@ -410,7 +343,7 @@ struct OpenAiServer::Impl {
                               {"created", created},
                               {"model", options.modelName},
                               {"choices", Json::array({choice})},
-                              {"usage", usageOf(e)}}),
+                              {"usage", usageOf(e.promptTokens, e.outputTokens, e.cachedTokens)}}),
                         "application/json");
     }
 

@@ -3,6 +3,7 @@
 
 #include "engine/session.h"
 #include "engine/chat_template.h"
+#include "plugins/chain.h"
 #include "server/server_metrics.h"
 
 #include <chrono>
@@ -21,6 +22,9 @@ struct ServerOptions {
                                     // /metrics have a worker of their own
     std::chrono::milliseconds headTimeout{10'000}; // to send a whole request head (or idle between requests)
     std::chrono::milliseconds bodyTimeout{30'000}; // to send the body after its head
+    // Output plugins applied to every response, streamed or not (PRODUCT.md §11); a plugin
+    // that ends a response gives finish_reason "content_filter", one that fails an error.
+    std::shared_ptr<const plugins::Chain> plugins;
 };
 
 // Endpoints: POST /v1/completions and /v1/chat/completions (streaming as server-sent
