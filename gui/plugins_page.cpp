@@ -31,11 +31,11 @@ QString currentUserName() {
 
 namespace {
 
-QPlainTextEdit* readOnlyText(const QString& name) {
+QPlainTextEdit* readOnlyText(const QString& name, bool wrap = false) {
     auto* t = new QPlainTextEdit;
     t->setObjectName(name);
     t->setReadOnly(true);
-    t->setLineWrapMode(QPlainTextEdit::NoWrap);
+    t->setLineWrapMode(wrap ? QPlainTextEdit::WidgetWidth : QPlainTextEdit::NoWrap);
     t->setFont(QFont(QStringLiteral("monospace")));
     return t;
 }
@@ -102,7 +102,7 @@ PluginsPage::PluginsPage(StoreClient* store, QWidget* parent) : QWidget(parent),
 
     auto* sandboxBox = new QGroupBox(tr("Sandbox on this machine"));
     auto* sandboxLayout = new QVBoxLayout(sandboxBox);
-    m_sandbox = readOnlyText(QStringLiteral("plugins.sandbox"));
+    m_sandbox = readOnlyText(QStringLiteral("plugins.sandbox"), true);
     m_sandbox->setPlainText(tr("probing…"));
     sandboxLayout->addWidget(m_sandbox);
 
@@ -116,7 +116,7 @@ PluginsPage::PluginsPage(StoreClient* store, QWidget* parent) : QWidget(parent),
     chainRow->addWidget(m_chain, 1);
     chainRow->addWidget(chainBrowse);
     chainLayout->addLayout(chainRow);
-    m_chainText = readOnlyText(QStringLiteral("plugins.chain_text"));
+    m_chainText = readOnlyText(QStringLiteral("plugins.chain_text"), true);
     chainLayout->addWidget(m_chainText, 1);
 
     auto* lower = new QSplitter;
