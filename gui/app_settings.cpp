@@ -19,6 +19,7 @@ AppSettings AppSettings::load() {
     a.databasePath = s.value(QStringLiteral("store/path")).toString();
     a.priceSheet = s.value(QStringLiteral("selection/price_sheet")).toString();
     a.defaultModel = s.value(QStringLiteral("models/default")).toString();
+    a.allowUnsandboxed = s.value(QStringLiteral("plugins/allow_unsandboxed"), false).toBool();
     return a;
 }
 
@@ -29,6 +30,7 @@ void AppSettings::save() const {
     s.setValue(QStringLiteral("store/path"), databasePath);
     s.setValue(QStringLiteral("selection/price_sheet"), priceSheet);
     s.setValue(QStringLiteral("models/default"), defaultModel);
+    s.setValue(QStringLiteral("plugins/allow_unsandboxed"), allowUnsandboxed);
     s.sync();
 }
 

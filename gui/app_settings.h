@@ -14,6 +14,7 @@ struct AppSettings {
     QString databasePath; // empty: db::defaultDatabasePath()
     QString priceSheet;   // JSON price sheet for the selection framework; may be empty
     QString defaultModel; // the model pages start with; may be empty
+    bool allowUnsandboxed = false; // run script plugins where a sandbox layer is missing
 
     static AppSettings load();
     void save() const;

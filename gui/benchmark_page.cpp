@@ -226,6 +226,12 @@ void BenchmarkPage::setModel(const QString& path) {
     m_b->setModelPath(path);
 }
 
+void BenchmarkPage::setDatabasePath(const QString& path) {
+    m_dbPath = path;
+    m_a->setDatabasePath(path);
+    m_b->setDatabasePath(path);
+}
+
 void BenchmarkPage::setThreads(int threads) {
     m_a->setThreads(threads);
     m_b->setThreads(threads);
@@ -247,6 +253,7 @@ void BenchmarkPage::run() {
     job.slo.e2eMs = m_sloE2e->value() > 0 ? m_sloE2e->value() : -1;
     job.runName = m_name->text().trimmed();
     job.dbPath = m_dbPath;
+    job.allowUnsandboxed = m_allowUnsandboxed;
     if (const QString kind = m_sweep->currentData().toString(); !kind.isEmpty()) {
         QString why;
         lab::SweepOptions check;

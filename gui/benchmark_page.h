@@ -38,7 +38,8 @@ public:
     void setModel(const QString& path);
     void setThreads(int threads);
     void setDevices(const QStringList& ids);
-    void setDatabasePath(const QString& path) { m_dbPath = path; }
+    void setDatabasePath(const QString& path); // also where the editors check plugin approvals
+    void setAllowUnsandboxed(bool on) { m_allowUnsandboxed = on; } // script plugins (Settings)
     void run();
 
 signals:
@@ -53,6 +54,7 @@ private:
     BenchmarkController m_controller;
     SummaryTableModel m_summary;
     QString m_dbPath;
+    bool m_allowUnsandboxed = false;
     WorkloadDesigner* m_designer;
     CandidateEditor* m_a;
     CandidateEditor* m_b;

@@ -1,11 +1,14 @@
 // CandidateEditor: a form over CandidateSpec with file pickers for models and profiles.
 #include "gui/candidate_editor.h"
 
+#include "gui/plugin_chains.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
@@ -70,6 +73,7 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     m_threads->setObjectName(prefix + QStringLiteral("threads"));
     m_threads->setRange(1, 256);
     form->addRow(tr("Threads"), m_threads);
+    addPluginsRow(form, prefix);
 
     if (withSampling) {
         m_temperature = new QDoubleSpinBox;
@@ -99,6 +103,103 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     }
 }
 
+CandidateEditor::~CandidateEditor() {
+    if (m_describer.joinable()) m_describer.join();
+}
+
+void CandidateEditor::addPluginsRow(QFormLayout* form, const QString& prefix) {
+    m_plugins = new QLineEdit;
+    m_plugins->setObjectName(prefix + QStringLiteral("plugins"));
+    m_plugins->setPlaceholderText(tr("output plugin chain (JSON); empty: none"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    browse->setObjectName(prefix + QStringLiteral("plugins_browse"));
+    browse->setToolTip(tr("Choose a plugin chain file (docs/PLUGINS.md)"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Plugin chain"), QString(), tr("Plugin chains (*.json)"));
+        if (!f.isEmpty()) setPluginsPath(f);
+    });
+    connect(m_plugins, &QLineEdit::editingFinished, this, &CandidateEditor::describePlugins);
+    auto* row = new QHBoxLayout;
+    row->addWidget(m_plugins, 1);
+    row->addWidget(browse);
+    form->addRow(tr("Plugins"), row);
+    m_pluginsInfo = new QLabel;
+    m_pluginsInfo->setObjectName(prefix + QStringLiteral("plugins_description"));
+    m_pluginsInfo->setWordWrap(true);
+    m_pluginsInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_pluginsInfo->setVisible(false);
+    form->addRow(m_pluginsInfo);
+}
+
+void CandidateEditor::setPluginsPath(const QString& path) {
+    m_plugins->setText(path);
+    describePlugins();
+}
+
+void CandidateEditor::setDatabasePath(const QString& path) {
+    m_dbPath = path;
+}
+
+QString CandidateEditor::pluginsDescription() const {
+    return m_pluginsInfo->text();
+}
+
+void CandidateEditor::describePlugins() {
+    const QString file = m_plugins->text().trimmed();
+    if (file.isEmpty()) {
+        m_pendingPlugins.clear();
+        showDescription(file, {}, true);
+        return;
+    }
+    if (m_describing) {
+        m_pendingPlugins = file; // described when the load in progress ends
+        return;
+    }
+    startDescribe(file);
+}
+
+// Loads the chain on a thread of its own and posts the answer back; the destructor joins
+// it before this object goes, so the queued call never outlives its receiver.
+void CandidateEditor::startDescribe(const QString& file) {
+    if (m_describer.joinable()) m_describer.join(); // finished: its answer already came
+    m_describing = true;
+    m_pluginsInfo->setStyleSheet({});
+    m_pluginsInfo->setText(tr("loading %1…").arg(file));
+    m_pluginsInfo->setVisible(true);
+    m_describer = std::thread([this, file, db = m_dbPath] {
+        QString text;
+        bool ok = true;
+        try {
+            const auto chain = loadChain(file, db, false);
+            text = chain->empty() ? tr("an empty chain") : QString::fromStdString(chain->describe());
+        } catch (const std::exception& e) {
+            text = QString::fromUtf8(e.what());
+            ok = false;
+        }
+        QMetaObject::invokeMethod(this, [this, file, text, ok] { describeDone(file, text, ok); }, Qt::QueuedConnection);
+    });
+}
+
+void CandidateEditor::describeDone(const QString& file, const QString& text, bool ok) {
+    m_describing = false;
+    const QString next = m_pendingPlugins;
+    m_pendingPlugins.clear();
+    if (!next.isEmpty() && next != file) {
+        startDescribe(next);
+        return;
+    }
+    showDescription(file, text, ok);
+}
+
+void CandidateEditor::showDescription(const QString& file, const QString& text, bool ok) {
+    if (file != m_plugins->text().trimmed()) return; // a stale answer
+    m_pluginsOk = ok;
+    m_pluginsInfo->setText(text);
+    m_pluginsInfo->setStyleSheet(ok ? QString() : QStringLiteral("color:#c0392b"));
+    m_pluginsInfo->setVisible(!text.isEmpty());
+    emit pluginsDescribed(text, ok);
+}
+
 CandidateSpec CandidateEditor::spec() const {
     CandidateSpec s;
     s.label = m_label;
@@ -107,6 +208,7 @@ CandidateSpec CandidateEditor::spec() const {
     s.apiKeyEnv = m_apiKeyEnv->text().trimmed();
     s.device = m_device->currentText();
     s.threads = m_threads->value();
+    s.pluginsPath = m_plugins->text().trimmed();
     if (m_temperature) {
         s.sampling.temperature = static_cast<float>(m_temperature->value());
         s.sampling.topK = m_topK->value();

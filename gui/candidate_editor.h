@@ -5,7 +5,11 @@
 
 #include <QGroupBox>
 
+#include <thread>
+
 class QComboBox;
+class QFormLayout;
+class QLabel;
 class QDoubleSpinBox;
 class QLineEdit;
 class QSpinBox;
@@ -13,13 +17,15 @@ class QSpinBox;
 namespace mb::gui {
 
 // UI thread. Child widgets are named "<objectName>.model", ".profile", ".device",
-// ".threads", ".temperature", ".top_k", ".top_p", ".seed", ".api_key_env" for tests. The
+// ".threads", ".temperature", ".top_k", ".top_p", ".seed", ".api_key_env", ".plugins",
+// ".plugins_browse", ".plugins_description" for tests. The
 // profile may also be "remote:http://HOST:PORT[/v1][#MODEL]" (an OpenAI-compatible server;
 // the model file then only supplies the tokenizer).
 class CandidateEditor : public QGroupBox {
     Q_OBJECT
 public:
     CandidateEditor(const QString& label, const QString& title, bool withSampling, QWidget* parent = nullptr);
+    ~CandidateEditor() override; // joins the chain description's thread
 
     CandidateSpec spec() const;
     void setModelPath(const QString& path);
@@ -28,8 +34,24 @@ public:
     void setDevices(const QStringList& ids);
     // Adds a model to the choices (most recent first) without selecting it.
     void addModelChoice(const QString& path);
+    // The plugin chain file; its description (or load error, in red) follows once loaded
+    // off the UI thread (a script entry starts its sandboxed process), checked against
+    // the approvals of `setDatabasePath`'s store (empty: the app's default).
+    void setPluginsPath(const QString& path);
+    void setDatabasePath(const QString& path);
+    QString pluginsDescription() const; // the label's text (tests)
+    bool pluginsOk() const { return m_pluginsOk; }
+
+signals:
+    void pluginsDescribed(const QString& text, bool ok);
 
 private:
+    void describePlugins();
+    void startDescribe(const QString& file);
+    void describeDone(const QString& file, const QString& text, bool ok);
+    void showDescription(const QString& file, const QString& text, bool ok);
+    void addPluginsRow(QFormLayout* form, const QString& prefix);
+
     QString m_label;
     QComboBox* m_model;
     QComboBox* m_profile;
@@ -40,6 +62,14 @@ private:
     QSpinBox* m_topK = nullptr;
     QDoubleSpinBox* m_topP = nullptr;
     QSpinBox* m_seed = nullptr;
+    QLineEdit* m_plugins = nullptr;
+    QLabel* m_pluginsInfo = nullptr;
+    QString m_dbPath;
+    bool m_pluginsOk = true;
+    // One description load at a time; a file chosen meanwhile waits in m_pendingPlugins.
+    std::thread m_describer;
+    bool m_describing = false;
+    QString m_pendingPlugins;
 };
 
 } // namespace mb::gui

@@ -12,6 +12,7 @@
 #include "engine/vocab.h"
 #include "gui/event_coalescer.h"
 #include "gui/model_description.h"
+#include "gui/plugin_chains.h"
 #include "lab/comparison.h"
 #include "lab/environment.h"
 #include "lab/migration.h"
@@ -31,7 +32,8 @@ namespace mb::gui {
 
 namespace {
 
-lab::Candidate toCandidate(const CandidateSpec& spec) {
+// `dbPath` and `allowUnsandboxed` are the job's: the chain's scripts must be approved there.
+lab::Candidate toCandidate(const CandidateSpec& spec, const QString& dbPath, bool allowUnsandboxed) {
     if (spec.modelPath.isEmpty()) throw std::runtime_error("candidate " + spec.label.toStdString() + ": no model chosen");
     if (const std::string why = spec.sampling.validate(); !why.empty())
         throw std::runtime_error("candidate " + spec.label.toStdString() + ": " + why);
@@ -57,6 +59,11 @@ lab::Candidate toCandidate(const CandidateSpec& spec) {
     }
     c.threads = std::max(1, spec.threads);
     c.sampling = spec.sampling;
+    try {
+        c.plugins = loadChain(spec.pluginsPath, dbPath, allowUnsandboxed);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("candidate " + c.label + ": " + e.what());
+    }
     return c;
 }
 
@@ -84,7 +91,8 @@ lab::RunInfo runInfoFor(const QString& name, const std::vector<std::string>& tag
     info.workloadJson = lab::toJson(spec).dump();
     config.source = "gui";
     for (const auto& c : candidates)
-        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, c.sampling});
+        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, c.sampling,
+                                     c.hasPlugins() ? c.plugins->record() : nlohmann::json()});
     if (!config.sampling) config.sampling = candidates[0].sampling; // A's: what RunOptions::sampling gets
     config.threads = candidates[0].threads;
     for (const auto& c : candidates)
@@ -127,6 +135,11 @@ RequestOutcome requestOutcome(const lab::RequestRecord& r) {
     o.e2eMs = r.e2eMs();
     o.tokens = r.tokens;
     o.text = QString::fromUtf8(r.text.data(), static_cast<qsizetype>(r.text.size()));
+    o.postprocessed = r.postprocessed;
+    o.output = QString::fromUtf8(r.output.data(), static_cast<qsizetype>(r.output.size()));
+    o.postprocessStatus = QString::fromStdString(r.postprocessStatus);
+    o.postprocessMs = r.postprocessMs;
+    o.extraTtftMs = r.extraTtftMs();
     return o;
 }
 
@@ -183,7 +196,8 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
     try {
         if (job.prompt.trimmed().isEmpty() && job.chat.empty()) throw std::runtime_error("the prompt is empty");
         if (job.maxTokens < 1) throw std::runtime_error("max tokens must be at least 1");
-        const std::vector<lab::Candidate> candidates{toCandidate(job.a), toCandidate(job.b)};
+        const std::vector<lab::Candidate> candidates{toCandidate(job.a, job.dbPath, job.allowUnsandboxed),
+                                                     toCandidate(job.b, job.dbPath, job.allowUnsandboxed)};
         requireSameVocab(candidates[0], candidates[1]);
         const auto tokenizer = tokenizerOf(candidates[0].modelPath);
         lab::WorkloadRequest request;
@@ -209,10 +223,19 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
         opts.concurrent = job.concurrent;
         opts.run.cancel = cancel.get();
         opts.run.sampleIntervalMs = 50;
-        opts.onEvent = [&coalescer](const std::string& label, const lab::RequestRecord& r, const engine::RequestEvent& e) {
+        // How much of each side's processed output went out already: one request per side,
+        // whose events come in order, so each entry has one writer (made before the run).
+        std::map<std::string, size_t> shownSent{{"a", 0}, {"b", 0}};
+        opts.onEvent = [&coalescer, &shownSent](const std::string& label, const lab::RequestRecord& r,
+                                                const engine::RequestEvent& e) {
             if (e.kind != engine::EventKind::Token) return;
-            coalescer.addToken(label, {e.token, QString::fromUtf8(e.text.data(), static_cast<qsizetype>(e.text.size())),
-                                       r.tokenTimesMs.back() - r.submittedMs});
+            StreamedToken t{e.token, QString::fromUtf8(e.text.data(), static_cast<qsizetype>(e.text.size())),
+                            r.tokenTimesMs.back() - r.submittedMs, {}};
+            if (const auto it = shownSent.find(label); it != shownSent.end() && r.output.size() > it->second) {
+                t.shown = QString::fromUtf8(r.output.data() + it->second, static_cast<qsizetype>(r.output.size() - it->second));
+                it->second = r.output.size();
+            }
+            coalescer.addToken(label, std::move(t));
         };
         opts.onRecord = [&coalescer](const std::string& label, const lab::RequestRecord& r) {
             coalescer.addOutcome(label, requestOutcome(r));
@@ -246,9 +269,9 @@ void EngineWorker::runBenchmark(const BenchmarkJob& job, const CancelFlag& cance
     try {
         if (!job.replayOf)
             if (const std::string why = job.workload.validate(); !why.empty()) throw std::runtime_error("workload: " + why);
-        std::vector<lab::Candidate> candidates{toCandidate(job.a)};
+        std::vector<lab::Candidate> candidates{toCandidate(job.a, job.dbPath, job.allowUnsandboxed)};
         if (!job.onlyA) {
-            candidates.push_back(toCandidate(job.b));
+            candidates.push_back(toCandidate(job.b, job.dbPath, job.allowUnsandboxed));
             requireSameVocab(candidates[0], candidates[1]);
         }
         const auto tokenizer = tokenizerOf(candidates[0].modelPath);

@@ -28,6 +28,9 @@ void registerGuiTypes() {
     qRegisterMetaType<lab::PrecisionCheck>();
     qRegisterMetaType<PrecisionJob>();
     qRegisterMetaType<std::vector<int64_t>>();
+    qRegisterMetaType<PluginApprovalList>();
+    qRegisterMetaType<db::PluginApproval>();
+    qRegisterMetaType<plugins::AuditReport>();
 }
 
 } // namespace mb::gui

@@ -29,6 +29,9 @@ struct CandidateSpec {
     QString device = QStringLiteral("cpu");   // "cpu" or "cuda:N" (engine::parseDevice)
     int threads = 1;
     engine::SamplerParams sampling{.temperature = 0.0f}; // greedy by default
+    // Output plugin chain (a JSON file, docs/PLUGINS.md); empty: none. Loaded on the engine
+    // thread with the job's database's approvals (gui/plugin_chains.h).
+    QString pluginsPath;
 };
 
 // Playground: one prompt, two candidates.
@@ -42,6 +45,7 @@ struct PlaygroundJob {
     CandidateSpec a, b;
     bool concurrent = false; // true: both at once (a visual race); false: A then B (fair timing)
     QString dbPath;          // where the run is saved; empty: not saved
+    bool allowUnsandboxed = false; // run script plugins where a sandbox layer is missing
 };
 
 // Benchmark: one workload, two candidates.
@@ -56,6 +60,7 @@ struct BenchmarkJob {
     lab::Slo slo;
     QString runName;
     QString dbPath; // empty: not saved
+    bool allowUnsandboxed = false; // run script plugins where a sandbox layer is missing
     // Set (the migration's monitoring pass): `workload` is ignored and the stored run's own
     // requests and primers are replayed (lab::replayRun on the engine thread, with A's
     // tokenizer); `replayPromptFile` stands in when the run's prompt file cannot be read.
@@ -83,6 +88,7 @@ struct StreamedToken {
     int32_t id = -1;
     QString text;      // the text this token completed (may be empty mid-UTF-8)
     double msSinceSubmit = 0;
+    QString shown; // with a plugin chain: the processed text it let out with this token
 };
 
 // Precision A/B of two models (the Models page): the reference file computed at
@@ -105,7 +111,13 @@ struct RequestOutcome {
     qint64 promptTokens = 0, cachedTokens = 0, truncatedTokens = 0, outputTokens = 0;
     double ttftMs = -1, e2eMs = -1;
     std::vector<int32_t> tokens;
-    QString text;
+    QString text; // raw output
+    // With a plugin chain: the processed output and what the chain cost.
+    bool postprocessed = false;
+    QString output;            // what the user is shown (text itself without a chain)
+    QString postprocessStatus; // "", "ended: REASON" or "failed: MESSAGE"
+    double postprocessMs = 0;  // inside the plugins, set-up included
+    double extraTtftMs = -1;   // first shown output minus first token; -1: undefined
 };
 
 // Benchmark data that arrived since the last batch, per candidate label.

@@ -10,6 +10,7 @@
 #include "gui/requirements_form.h"
 #include "gui/selection_page.h"
 #include "gui/playground_page.h"
+#include "gui/plugins_page.h"
 #include "gui/settings_page.h"
 #include "gui/threaded_engine.h"
 
@@ -29,7 +30,7 @@ struct PageInfo {
 };
 const PageInfo kPages[] = {{"playground", "Playground"}, {"benchmark", "Benchmark"}, {"history", "History"},
                            {"models", "Models"},         {"selection", "Selection"}, {"migration", "Migration"},
-                           {"report", "Report"},         {"settings", "Settings"}};
+                           {"report", "Report"},         {"plugins", "Plugins"},     {"settings", "Settings"}};
 
 QStringList deviceIds() {
     QStringList ids;
@@ -67,6 +68,7 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
     m_selection = new SelectionPage(m_store);
     m_migration = new MigrationPage(m_engine, m_store);
     m_report = new ReportPage(m_store);
+    m_plugins = new PluginsPage(m_store);
     for (const auto& p : kPages) {
         const QString key = QString::fromLatin1(p.key);
         QWidget* w = nullptr;
@@ -77,6 +79,7 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
         else if (key == QLatin1String("selection")) w = m_selection;
         else if (key == QLatin1String("migration")) w = m_migration;
         else if (key == QLatin1String("report")) w = m_report;
+        else if (key == QLatin1String("plugins")) w = m_plugins;
         else w = m_settingsPage;
         m_stack->addWidget(w);
         m_nav->addItem(tr(p.title));
@@ -130,6 +133,7 @@ MainWindow::MainWindow(const AppSettings& settings, EngineBackend* engine, QWidg
         if (id != m_openRequest) return;
         m_storeLabel->setText(tr("Runs: %1").arg(path));
         m_settingsPage->setStoreStatus(tr("Open: %1").arg(path), false);
+        m_plugins->refresh();
         emit storeReady(path);
     });
     connect(m_store, &StoreClient::failed, this, [this](qint64 id, const QString& message) {
@@ -176,6 +180,9 @@ void MainWindow::applySettings(const AppSettings& settings) {
     m_benchmark->setThreads(threads);
     m_migration->setThreads(threads);
     m_models->setThreads(threads);
+    m_playground->setAllowUnsandboxed(settings.allowUnsandboxed);
+    m_benchmark->setAllowUnsandboxed(settings.allowUnsandboxed);
+    m_plugins->setAllowUnsandboxed(settings.allowUnsandboxed);
     m_selection->setPriceSheet(settings.priceSheet);
     QString error;
     const QString db = settings.effectiveDatabasePath(&error);

@@ -18,6 +18,7 @@ class HistoryPage;
 class MigrationPage;
 class ModelsPage;
 class PlaygroundPage;
+class PluginsPage;
 class ReportPage;
 class SelectionPage;
 class SettingsPage;
@@ -25,7 +26,7 @@ class SettingsPage;
 // UI thread. Owns the StoreClient (store thread) and, unless one is given, a
 // ThreadedEngine (engine thread); destroying the window cancels running jobs, then quits
 // and joins both threads. Pages are found by key: playground, benchmark, history, models,
-// selection, migration, report, settings.
+// selection, migration, report, plugins, settings.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -44,6 +45,7 @@ public:
     SelectionPage* selection() const { return m_selection; }
     MigrationPage* migration() const { return m_migration; }
     ReportPage* report() const { return m_report; }
+    PluginsPage* plugins() const { return m_plugins; }
     StoreClient* store() const { return m_store; }
     EngineBackend* engine() const { return m_engine; }
 
@@ -71,6 +73,7 @@ private:
     SelectionPage* m_selection;
     MigrationPage* m_migration;
     ReportPage* m_report;
+    PluginsPage* m_plugins;
     SettingsPage* m_settingsPage;
     qint64 m_openRequest = 0;
 };

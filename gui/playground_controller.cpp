@@ -26,6 +26,7 @@ PlaygroundController::PlaygroundController(EngineBackend* engine, QObject* paren
                     s.tokens.push_back(t.id);
                     s.pieces.push_back(t.text);
                     s.tokenMs.push_back(t.msSinceSubmit);
+                    s.shown += t.shown;
                 }
                 emit sideChanged(label);
             });
@@ -38,6 +39,10 @@ PlaygroundController::PlaygroundController(EngineBackend* engine, QObject* paren
                 // where single tokens split a UTF-8 character.
                 s.text = outcome.text;
                 s.tokens = outcome.tokens;
+                if (outcome.postprocessed) {
+                    s.hasChain = true;
+                    s.shown = outcome.output; // whole: the flush's text included
+                }
                 emit sideChanged(label);
             });
     connect(engine, &EngineBackend::jobFinished, this, [this](qint64 id, const JobOutcome& outcome) {
@@ -61,6 +66,8 @@ qint64 PlaygroundController::start(PlaygroundJob job) {
     job.jobId = m_jobId;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     m_sides.clear();
+    m_sides["a"].hasChain = !job.a.pluginsPath.isEmpty();
+    m_sides["b"].hasChain = !job.b.pluginsPath.isEmpty();
     m_diff.clear();
     m_outcome = {};
     setRunning(true);

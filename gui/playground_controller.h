@@ -19,6 +19,10 @@ struct SideState {
     std::vector<QString> pieces; // the text each streamed token completed
     std::vector<double> tokenMs; // since submit, one per token
     std::optional<RequestOutcome> outcome;
+    // A plugin chain's side: `shown` is its processed output so far (the outcome's `output`
+    // once finished) beside the raw `text`.
+    bool hasChain = false;
+    QString shown;
 
     double ttftMs() const { return tokenMs.empty() ? -1 : tokenMs.front(); }
     // Decode speed so far: tokens after the first over the time since the first.

@@ -108,7 +108,7 @@ PlaygroundPage::PlaygroundPage(EngineBackend* engine, QWidget* parent)
         sides->addWidget(s->editor, 0, col);
         sides->addWidget(s->stats, 1, col);
         sides->addWidget(s->badges, 2, col);
-        sides->addWidget(s->output, 3, col);
+        sides->addWidget(s->outputs, 3, col);
         sides->addWidget(s->sparkline, 4, col);
         ++col;
     }
@@ -138,7 +138,7 @@ PlaygroundPage::PlaygroundPage(EngineBackend* engine, QWidget* parent)
         const SideState& a = m_controller.side("a");
         if (!m_pendingUser.isEmpty() && !o.cancelled && a.outcome && a.outcome->status == QLatin1String("ok")) {
             m_history.emplace_back(QStringLiteral("user"), m_pendingUser);
-            m_history.emplace_back(QStringLiteral("assistant"), a.text);
+            m_history.emplace_back(QStringLiteral("assistant"), a.hasChain ? a.shown : a.text); // what was shown
             m_prompt->clear();
             showTranscript();
         }
@@ -166,6 +166,16 @@ PlaygroundPage::Side PlaygroundPage::makeSide(const QString& label, const QStrin
     s.badges->setObjectName(QStringLiteral("playground.badges.") + label);
     s.output = new QTextBrowser;
     s.output->setObjectName(QStringLiteral("playground.output.") + label);
+    s.output->setToolTip(tr("Raw output: the model's text"));
+    s.processed = new QTextBrowser;
+    s.processed->setObjectName(QStringLiteral("playground.processed.") + label);
+    s.processed->setToolTip(tr("Processed output: what the plugin chain shows"));
+    s.processed->setVisible(false);
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->setObjectName(QStringLiteral("playground.outputs.") + label);
+    split->addWidget(s.output);
+    split->addWidget(s.processed);
+    s.outputs = split;
     s.sparkline = new Sparkline;
     s.sparkline->setObjectName(QStringLiteral("playground.sparkline.") + label);
     return s;
@@ -175,6 +185,12 @@ void PlaygroundPage::setModel(const QString& path) {
     m_a.editor->setModelPath(path);
     m_b.editor->setModelPath(path);
     updateEmptyState();
+}
+
+void PlaygroundPage::setDatabasePath(const QString& path) {
+    m_dbPath = path;
+    m_a.editor->setDatabasePath(path);
+    m_b.editor->setDatabasePath(path);
 }
 
 void PlaygroundPage::setThreads(int threads) {
@@ -204,6 +220,7 @@ void PlaygroundPage::runBoth() {
     job.b = m_b.editor->spec();
     job.concurrent = m_concurrent->isChecked();
     job.dbPath = m_dbPath;
+    job.allowUnsandboxed = m_allowUnsandboxed;
     m_pendingUser.clear();
     if (m_chat->isChecked()) {
         if (!m_system->text().trimmed().isEmpty()) job.chat.emplace_back(QStringLiteral("system"), m_system->text());
@@ -221,6 +238,11 @@ void PlaygroundPage::refreshSide(const QString& label) {
     const SideState& s = m_controller.side(label.toStdString());
     w.output->setPlainText(m_chat->isChecked() ? s.text : m_prompt->toPlainText() + s.text);
     w.output->moveCursor(QTextCursor::End);
+    w.processed->setVisible(s.hasChain);
+    if (s.hasChain) {
+        w.processed->setPlainText(s.shown);
+        w.processed->moveCursor(QTextCursor::End);
+    }
     const double ttft = s.outcome ? s.outcome->ttftMs : s.ttftMs();
     QString stats = tr("TTFT %1   tokens/s %2   tokens %3")
                         .arg(ttft >= 0 ? QStringLiteral("%1 ms").arg(ttft, 0, 'f', 1) : QStringLiteral("–"))
@@ -229,6 +251,13 @@ void PlaygroundPage::refreshSide(const QString& label) {
     QStringList badges;
     if (s.outcome) {
         stats += tr("   cached %1/%2").arg(s.outcome->cachedTokens).arg(s.outcome->promptTokens);
+        if (s.outcome->postprocessed) {
+            stats += tr("   plugins %1 ms").arg(s.outcome->postprocessMs, 0, 'f', 2);
+            if (s.outcome->extraTtftMs >= 0) stats += tr("   +TTFT %1 ms").arg(s.outcome->extraTtftMs, 0, 'f', 2);
+            if (!s.outcome->postprocessStatus.isEmpty())
+                badges << QStringLiteral("<span style='background:#8e44ad;color:white'>&nbsp;plugins %1&nbsp;</span>")
+                              .arg(s.outcome->postprocessStatus.toHtmlEscaped());
+        }
         if (s.outcome->truncatedTokens > 0)
             badges << QStringLiteral("<span style='background:#c0392b;color:white'>&nbsp;truncated %1 tokens&nbsp;</span>")
                           .arg(s.outcome->truncatedTokens);

@@ -23,7 +23,7 @@ class CandidateEditor;
 class Sparkline;
 
 // UI thread. Widgets are named "playground.<name>" (prompt, run, stop, concurrent,
-// max_tokens, output.a/b, stats.a/b, badges.a/b, sparkline.a/b, diff, status, and for chat
+// max_tokens, output.a/b, processed.a/b, stats.a/b, badges.a/b, sparkline.a/b, diff, status, and for chat
 // mode chat, system, new_chat, transcript). In chat mode the prompt box holds the user's next
 // message; both candidates get the whole conversation in the model's chat template, and A's
 // reply becomes the assistant's turn.
@@ -36,7 +36,8 @@ public:
     void setModel(const QString& path);           // both candidates
     void setThreads(int threads);
     void setDevices(const QStringList& ids);
-    void setDatabasePath(const QString& path) { m_dbPath = path; }
+    void setDatabasePath(const QString& path); // also where the editors check plugin approvals
+    void setAllowUnsandboxed(bool on) { m_allowUnsandboxed = on; } // script plugins (Settings)
     void setPrompt(const QString& prompt);
     void runBoth();
 
@@ -47,7 +48,9 @@ signals:
 private:
     struct Side {
         CandidateEditor* editor;
-        QTextBrowser* output;
+        QTextBrowser* output;    // raw: the model's text
+        QTextBrowser* processed; // the plugin chain's output, shown beside it when there is a chain
+        QWidget* outputs;        // a "Raw | Processed" splitter of the two
         QLabel* stats;
         QLabel* badges;
         Sparkline* sparkline;
@@ -60,6 +63,7 @@ private:
 
     PlaygroundController m_controller;
     QString m_dbPath;
+    bool m_allowUnsandboxed = false;
     QWidget* m_empty;
     QPlainTextEdit* m_prompt;
     QSpinBox* m_maxTokens;

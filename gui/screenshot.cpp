@@ -9,10 +9,12 @@
 #include "gui/report_page.h"
 #include "gui/selection_page.h"
 #include "gui/playground_page.h"
+#include "gui/plugins_page.h"
 #include "gui/workload_designer.h"
 
 #include <QApplication>
 #include <QEventLoop>
+#include <QFileInfo>
 #include <QSpinBox>
 #include <QTimer>
 
@@ -79,6 +81,29 @@ bool decideNewest(MainWindow& window, int timeoutMs, QString& error) {
         window.selection()->decide(newest);
         return c;
     });
+}
+
+// The approvals listed, the sandbox probed and, run from the repository, the sample script
+// audited beside its chain file.
+bool preparePlugins(MainWindow& window, int timeoutMs) {
+    PluginsPage* p = window.plugins();
+    bool ok = waitFor(timeoutMs, [&](auto done) {
+        auto c = std::vector{QObject::connect(p, &PluginsPage::approvalsListed, done),
+                             QObject::connect(window.store(), &StoreClient::failed, done)};
+        p->refresh();
+        return c;
+    });
+    const QString script = QStringLiteral("docs/plugins/title_case.py");
+    if (ok && QFileInfo::exists(script)) {
+        p->showChain(QStringLiteral("docs/plugins/script.json"));
+        ok = waitFor(timeoutMs, [&](auto done) {
+            auto c = std::vector{QObject::connect(window.store(), &StoreClient::scriptAudited, done),
+                                 QObject::connect(window.store(), &StoreClient::failed, done)};
+            p->auditFile(script);
+            return c;
+        });
+    }
+    return ok;
 }
 
 } // namespace
@@ -180,6 +205,7 @@ int takeScreenshot(MainWindow& window, const QString& page, const QString& file,
             return conns;
         });
     }
+    if (page == QLatin1String("plugins")) ok = preparePlugins(window, timeoutMs);
     if (page == QLatin1String("selection") || page == QLatin1String("migration")) {
         ok = decideNewest(window, timeoutMs, error);
     }

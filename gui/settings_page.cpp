@@ -1,6 +1,7 @@
 // SettingsPage: a form over AppSettings with file pickers.
 #include "gui/settings_page.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -62,6 +63,10 @@ SettingsPage::SettingsPage(QWidget* parent) : QWidget(parent) {
     m_model->setObjectName(QStringLiteral("settings.default_model"));
     m_model->setPlaceholderText(tr("GGUF model the pages start with (optional)"));
     form->addRow(tr("Default model"), pathRow(m_model, this, tr("Default model"), tr("GGUF models (*.gguf)"), false));
+    m_unsandboxed = new QCheckBox(tr("Run script plugins even where a sandbox layer is missing"));
+    m_unsandboxed->setObjectName(QStringLiteral("settings.allow_unsandboxed"));
+    m_unsandboxed->setToolTip(tr("Recorded with each run; the Plugins page shows which layers hold here"));
+    form->addRow(tr("Plugins"), m_unsandboxed);
     outer->addLayout(form);
     auto* save = new QPushButton(tr("Save"));
     save->setObjectName(QStringLiteral("settings.save"));
@@ -83,6 +88,7 @@ void SettingsPage::setSettings(const AppSettings& s) {
     m_db->setText(s.databasePath);
     m_prices->setText(s.priceSheet);
     m_model->setText(s.defaultModel);
+    m_unsandboxed->setChecked(s.allowUnsandboxed);
 }
 
 AppSettings SettingsPage::settings() const {
@@ -92,6 +98,7 @@ AppSettings SettingsPage::settings() const {
     s.databasePath = m_db->text().trimmed();
     s.priceSheet = m_prices->text().trimmed();
     s.defaultModel = m_model->text().trimmed();
+    s.allowUnsandboxed = m_unsandboxed->isChecked();
     return s;
 }
 

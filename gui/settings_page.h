@@ -5,6 +5,7 @@
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QLineEdit;
 class QSpinBox;
@@ -33,6 +34,7 @@ private:
     QLineEdit* m_db;
     QLineEdit* m_prices;
     QLineEdit* m_model;
+    QCheckBox* m_unsandboxed;
     QLabel* m_storeStatus;
 };
 

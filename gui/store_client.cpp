@@ -25,6 +25,11 @@ StoreClient::StoreClient(QObject* parent) : QObject(parent) {
     connect(m_worker, &StoreWorker::migrationSaved, this, &StoreClient::migrationSaved);
     connect(m_worker, &StoreWorker::reportBuilt, this, &StoreClient::reportBuilt);
     connect(m_worker, &StoreWorker::reportExported, this, &StoreClient::reportExported);
+    connect(m_worker, &StoreWorker::pluginApprovalsListed, this, &StoreClient::pluginApprovalsListed);
+    connect(m_worker, &StoreWorker::pluginApproved, this, &StoreClient::pluginApproved);
+    connect(m_worker, &StoreWorker::pluginRevoked, this, &StoreClient::pluginRevoked);
+    connect(m_worker, &StoreWorker::scriptAudited, this, &StoreClient::scriptAudited);
+    connect(m_worker, &StoreWorker::sandboxProbed, this, &StoreClient::sandboxProbed);
     connect(m_worker, &StoreWorker::failed, this, &StoreClient::failed);
     m_thread.start();
 }
@@ -82,6 +87,22 @@ qint64 StoreClient::buildReport(qint64 runId, qint64 selectionId) {
 }
 qint64 StoreClient::exportReport(const lab::Report& report, const QString& format, const QString& outPath) {
     return post([report, format, outPath](StoreWorker& w, qint64 id) { w.exportReport(id, report, format, outPath); });
+}
+
+qint64 StoreClient::listPluginApprovals() {
+    return post([](StoreWorker& w, qint64 id) { w.listPluginApprovals(id); });
+}
+qint64 StoreClient::approvePlugin(const db::PluginApproval& approval) {
+    return post([approval](StoreWorker& w, qint64 id) { w.approvePlugin(id, approval); });
+}
+qint64 StoreClient::revokePlugin(const QString& sha256) {
+    return post([sha256](StoreWorker& w, qint64 id) { w.revokePlugin(id, sha256); });
+}
+qint64 StoreClient::auditScript(const QString& path, bool allowUnsandboxed) {
+    return post([path, allowUnsandboxed](StoreWorker& w, qint64 id) { w.auditScript(id, path, allowUnsandboxed); });
+}
+qint64 StoreClient::probeSandbox() {
+    return post([](StoreWorker& w, qint64 id) { w.probeSandbox(id); });
 }
 
 } // namespace mb::gui

@@ -30,6 +30,11 @@ public:
     qint64 saveMigration(qint64 selectionId, const QString& migrationJson);
     qint64 buildReport(qint64 runId, qint64 selectionId = 0);
     qint64 exportReport(const lab::Report& report, const QString& format, const QString& outPath);
+    qint64 listPluginApprovals();
+    qint64 approvePlugin(const db::PluginApproval& approval);
+    qint64 revokePlugin(const QString& sha256);
+    qint64 auditScript(const QString& path, bool allowUnsandboxed = false);
+    qint64 probeSandbox();
 
     QString path() const { return m_path; } // the last path opened successfully
 
@@ -48,6 +53,11 @@ signals:
     void migrationSaved(qint64 requestId, qint64 selectionId);
     void reportBuilt(qint64 requestId, const mb::lab::Report& report);
     void reportExported(qint64 requestId, const QString& path);
+    void pluginApprovalsListed(qint64 requestId, const mb::gui::PluginApprovalList& approvals);
+    void pluginApproved(qint64 requestId, const QString& sha256);
+    void pluginRevoked(qint64 requestId, const QString& sha256, bool wasApproved);
+    void scriptAudited(qint64 requestId, const mb::plugins::AuditReport& report);
+    void sandboxProbed(qint64 requestId, const QString& description);
     void failed(qint64 requestId, const QString& message);
 
 private:

@@ -38,7 +38,9 @@ db::RunStore& StoreWorker::store() {
 void StoreWorker::open(qint64 requestId, const QString& path) {
     try {
         m_store.reset();
+        m_path.clear();
         m_store.emplace(db::RunStore::open(path.toStdString()));
+        m_path = path;
         emit opened(requestId, path);
     } catch (const std::exception& e) {
         emit failed(requestId, QString::fromUtf8(e.what()));

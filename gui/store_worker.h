@@ -1,10 +1,12 @@
 // The GUI's store thread: one RunStore connection for listing, loading, editing and exporting runs.
 #pragma once
 
+#include "db/plugin_approvals.h"
 #include "db/run_store.h"
 #include "lab/migration.h"
 #include "lab/report.h"
 #include "lab/selection.h"
+#include "plugins/audit.h"
 
 #include <QMetaType>
 #include <QObject>
@@ -19,6 +21,7 @@ namespace mb::gui {
 using RunListingList = std::vector<db::RunListing>;
 using SelectionList = std::vector<db::StoredSelection>;
 using SummaryList = std::vector<lab::RunSummary>;
+using PluginApprovalList = std::vector<db::PluginApproval>;
 
 // A stored candidate's summary as the History page shows it: recomputed from its requests
 // (lab::summarize, O(n log n): call it off the UI thread), with the prefix-cache figures,
@@ -67,6 +70,15 @@ public:
     // Renders `report` ("html", "md", "json" or "csv") and writes it whole or not at all
     // (lab::writeFileAtomically): file work stays off the UI thread. Needs no database.
     void exportReport(qint64 requestId, const lab::Report& report, const QString& format, const QString& outPath);
+    // Plugin verbs (store_worker_plugins.cpp): approvals in the open database
+    // (db::PluginApprovals), and the audit of a script, which runs Python's `ast` in the
+    // plugin sandbox (a fraction of a second to a few seconds: here, not on the UI
+    // thread). `allowUnsandboxed`: audit where a sandbox layer is missing.
+    void listPluginApprovals(qint64 requestId);
+    void approvePlugin(qint64 requestId, const db::PluginApproval& approval); // approvedAt empty: now
+    void revokePlugin(qint64 requestId, const QString& sha256);
+    void auditScript(qint64 requestId, const QString& path, bool allowUnsandboxed);
+    void probeSandbox(qint64 requestId); // plugins::probeSandbox (forks once per process)
 
 signals:
     void opened(qint64 requestId, const QString& path);
@@ -85,11 +97,18 @@ signals:
     void migrationSaved(qint64 requestId, qint64 selectionId);
     void reportBuilt(qint64 requestId, const mb::lab::Report& report);
     void reportExported(qint64 requestId, const QString& path);
+    void pluginApprovalsListed(qint64 requestId, const mb::gui::PluginApprovalList& approvals);
+    void pluginApproved(qint64 requestId, const QString& sha256);
+    void pluginRevoked(qint64 requestId, const QString& sha256, bool wasApproved);
+    void scriptAudited(qint64 requestId, const mb::plugins::AuditReport& report);
+    void sandboxProbed(qint64 requestId, const QString& description);
     void failed(qint64 requestId, const QString& message);
 
 private:
     db::RunStore& store(); // throws when no database is open
+    db::PluginApprovals approvals() const; // the open database's; throws when none is
     std::optional<db::RunStore> m_store;
+    QString m_path; // the open database's file
 };
 
 } // namespace mb::gui
@@ -103,3 +122,6 @@ Q_DECLARE_METATYPE(mb::gui::SummaryList)
 Q_DECLARE_METATYPE(mb::gui::SelectionRequest)
 Q_DECLARE_METATYPE(mb::lab::SelectionResult)
 Q_DECLARE_METATYPE(mb::lab::Report)
+Q_DECLARE_METATYPE(mb::gui::PluginApprovalList)
+Q_DECLARE_METATYPE(mb::db::PluginApproval)
+Q_DECLARE_METATYPE(mb::plugins::AuditReport)

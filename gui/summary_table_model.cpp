@@ -68,7 +68,38 @@ void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summari
             m_rows.push_back(std::move(row));
         }
     }
+    addPostprocessRows(summaries);
     endResetModel();
+}
+
+// The plugin chain's rows when any candidate ran one (as `compare`'s table); NaN (shown
+// "-") for a candidate without a chain or a figure without samples.
+void SummaryTableModel::addPostprocessRows(const std::vector<lab::RunSummary>& summaries) {
+    if (std::none_of(summaries.begin(), summaries.end(), [](const lab::RunSummary& s) { return s.postprocess.has_value(); }))
+        return;
+    using P = lab::PostprocessSummary;
+    constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+    struct PostMetric {
+        const char* name;
+        int precision;
+        lab::Distribution P::*field;
+    };
+    static const PostMetric post[] = {
+        {"plugins ms p50", 3, &P::ms},
+        {"plugins ms/call p50", 4, &P::callMs},
+        {"plugin +TTFT p50 (ms)", 2, &P::extraTtftMs},
+        {"shown ITL p50 (ms)", 2, &P::outputItlMs},
+    };
+    for (const PostMetric& m : post) {
+        Row row{QString::fromLatin1(m.name), m.precision, {}};
+        for (const auto& s : summaries)
+            row.values.push_back(s.postprocess ? orNan((*s.postprocess).*m.field, ((*s.postprocess).*m.field).p50) : kNan);
+        m_rows.push_back(std::move(row));
+    }
+    Row ended{QStringLiteral("plugin ended/failed"), 0, {}};
+    for (const auto& s : summaries)
+        ended.values.push_back(s.postprocess ? double(s.postprocess->ended + s.postprocess->failed) : kNan);
+    m_rows.push_back(std::move(ended));
 }
 
 double SummaryTableModel::value(int row, int column) const {

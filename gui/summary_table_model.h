@@ -29,6 +29,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
+    void addPostprocessRows(const std::vector<lab::RunSummary>& summaries);
     struct Row {
         QString metric;
         int precision;

@@ -81,7 +81,7 @@ TEST(Gui, EveryPageIsInTheNavigation) {
     MainWindow w(settingsFor(dir.file("runs.db"), {}));
     const auto* nav = w.findChild<QListWidget*>(QStringLiteral("nav"));
     ASSERT_NE(nav, nullptr);
-    EXPECT_EQ(nav->count(), 8);
+    EXPECT_EQ(nav->count(), 9);
     for (const QString& key : MainWindow::pageKeys()) {
         ASSERT_TRUE(w.showPage(key)) << key.toStdString();
         ASSERT_NE(w.page(key), nullptr);
