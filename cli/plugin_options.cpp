@@ -32,6 +32,7 @@ plugins::ChainOptions chainOptions(const std::string& dbPath, const PluginArgs& 
     if (!dbPath.empty()) {
         const db::PluginApprovals approvals(dbPath);
         o.approved = [approvals](const std::string& sha256) { return approvals.isApproved(sha256); };
+        o.approvalRecord = [approvals](const std::string& sha256) { return approvals.recordOf(sha256); };
     }
 #else
     (void)dbPath;

@@ -23,6 +23,26 @@ constexpr const char* kColumns = "sha256, path, approved_by, approved_at, audit_
 
 } // namespace
 
+nlohmann::json approvalRecord(const PluginApproval& a) {
+    const nlohmann::json audit = nlohmann::json::parse(a.auditJson, nullptr, false);
+    nlohmann::json counts = {{"high", 0}, {"medium", 0}, {"low", 0}};
+    std::string verdict;
+    if (audit.is_object()) {
+        verdict = audit.value("verdict", "");
+        if (audit.contains("findings") && audit["findings"].is_array())
+            for (const auto& f : audit["findings"])
+                if (f.is_object() && f.contains("severity") && f["severity"].is_string() &&
+                    counts.contains(f["severity"].get<std::string>()))
+                    counts[f["severity"].get<std::string>()] = counts[f["severity"].get<std::string>()].get<int>() + 1;
+    }
+    return {{"approved_by", a.approvedBy}, {"approved_at", a.approvedAt}, {"verdict", verdict}, {"findings", counts}};
+}
+
+nlohmann::json PluginApprovals::recordOf(const std::string& sha256) const {
+    const auto a = find(sha256);
+    return a ? approvalRecord(*a) : nlohmann::json();
+}
+
 std::optional<PluginApproval> PluginApprovals::find(const std::string& sha256) const {
     Connection c = openDatabase(m_path);
     Statement s = c.prepare(std::string("SELECT ") + kColumns + " FROM plugin_approvals WHERE sha256 = ?");

@@ -3,6 +3,8 @@
 
 #include "db/schema.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +23,10 @@ struct PluginApproval {
 // The approvals in one store file (the run store's database). Each call opens the file,
 // migrates it when needed, and closes it, so the checks a chain makes while loading see
 // approvals made since by another process.
+// What a run records of an approval: {approved_by, approved_at, verdict, findings: {high,
+// medium, low}} from the audit the approver saw.
+nlohmann::json approvalRecord(const PluginApproval& approval);
+
 class PluginApprovals {
 public:
     explicit PluginApprovals(std::string databasePath) : m_path(std::move(databasePath)) {}
@@ -31,6 +37,8 @@ public:
     void approve(const PluginApproval& approval) const;
     bool revoke(const std::string& sha256) const; // false when it was not approved
     std::vector<PluginApproval> list() const;     // newest first
+    // approvalRecord of `sha256`'s approval, null when there is none (for ChainOptions).
+    nlohmann::json recordOf(const std::string& sha256) const;
 
 private:
     std::string m_path;

@@ -23,6 +23,10 @@ plugins::ChainOptions chainOptionsFor(const QString& chainFile, const QString& d
         const QString db = approvalsDatabase(dbPath);
         return !db.isEmpty() && db::PluginApprovals(db.toStdString()).isApproved(sha256);
     };
+    o.approvalRecord = [dbPath](const std::string& sha256) {
+        const QString db = approvalsDatabase(dbPath);
+        return db.isEmpty() ? nlohmann::json() : db::PluginApprovals(db.toStdString()).recordOf(sha256);
+    };
     return o;
 }
 

@@ -42,7 +42,7 @@ struct ReportChart {
 
 struct ReportSection {
     std::string id; // "summary", "recommendation", "requirements", "candidates", "metrics", "charts", "trace",
-                    // "capacity", "migration", "deployment", "runs", "appendix"
+                    // "plugins", "capacity", "migration", "deployment", "runs", "appendix"
     std::string title;
     std::vector<std::string> paragraphs;
     std::vector<ReportTable> tables;
@@ -94,6 +94,10 @@ ReportSection capacitySection(const std::optional<ReportSelection>& selection);
 // The "deployment" section (report_deployment.cpp): the recommended candidate's launch command
 // per server and the knobs without an equivalent (lab/deploy_export.h), or why there is none.
 ReportSection deploymentSection(const std::vector<StoredRun>& runs, const std::optional<ReportSelection>& selection);
+
+// The "plugins" section (report_plugins.cpp): each candidate's plugin chain, its measured cost
+// per request from the stored requests, and each script's approval and audit as recorded.
+ReportSection pluginsSection(const std::vector<StoredRun>& runs);
 
 // The candidate's display name in reports: "#RUN label (profile)".
 std::string candidateName(const StoredRun& run, const StoredCandidate& c);

@@ -16,6 +16,8 @@ struct ChainOptions {
     std::filesystem::path baseDir;      // relative script paths resolve here (the chain file's folder)
     // Whether a script with this sha256 (lower-case hex) was approved; unset: none is.
     std::function<bool(const std::string& sha256)> approved;
+    // What a run records of that approval (who, when, the audit's verdict); unset: nothing.
+    std::function<nlohmann::json(const std::string& sha256)> approvalRecord;
     bool allowUnsandboxed = false;      // run scripts even where the sandbox cannot be set up
     std::string python;                 // interpreter; empty: /usr/bin/python3, else python3 on PATH
     double callTimeoutMs = 2000;        // per on_start/on_text/on_end call

@@ -225,6 +225,7 @@ public:
                               "…) is not approved: audit it and approve it by hash (modebench-cli plugins approve " +
                               m_c.shownPath + ")");
         const SandboxSpec spec = pythonSandboxSpec(resolvePython(options), kPluginHost, m_c.limits, options.allowUnsandboxed);
+        if (options.approvalRecord) m_approval = options.approvalRecord(actual);
         m_sandbox = probeSandbox().toJson();
         m_sandbox["limits"] = m_c.limits.toJson();
         const Json hello = {{"name", name}, {"source_base64", base64(source)}, {"call", "load"}};
@@ -241,8 +242,10 @@ public:
         return "script(" + m_c.path.filename().string() + " " + m_c.sha256.substr(0, 8) + ")";
     }
     Json record() const override {
-        return {{"type", "script"}, {"path", m_c.shownPath}, {"sha256", m_c.sha256},
-                {"sandbox", m_sandbox}, {"timeout_ms", m_c.timeoutMs}};
+        Json r = {{"type", "script"}, {"path", m_c.shownPath}, {"sha256", m_c.sha256},
+                  {"sandbox", m_sandbox}, {"timeout_ms", m_c.timeoutMs}};
+        if (!m_approval.is_null()) r["approval"] = m_approval;
+        return r;
     }
     std::unique_ptr<Plugin> make() const override {
         return std::make_unique<ScriptInstance>(m_spares->take(), m_c.timeoutMs, m_c.config);
@@ -250,7 +253,7 @@ public:
 
 private:
     ScriptConfig m_c;
-    Json m_sandbox;
+    Json m_sandbox, m_approval;
     std::unique_ptr<Spares> m_spares;
 };
 

@@ -2,6 +2,7 @@
 // data, well-formed self-contained HTML, Markdown, JSON and CSV.
 #include "lab/report.h"
 #include "lab/report_render.h"
+#include "lab/run_config.h"
 #include "markup_check.h"
 #include "selection_fixtures.h"
 
@@ -13,7 +14,7 @@ using mb::test::Behaviour;
 namespace {
 
 const std::vector<std::string> kSections = {"summary", "recommendation", "requirements", "candidates",
-                                            "metrics", "charts",         "trace",        "capacity", "migration",
+                                            "metrics", "plugins", "charts", "trace",        "capacity", "migration",
                                             "deployment", "runs",        "appendix"};
 
 const ReportSection& section(const Report& r, const std::string& id) {
@@ -249,4 +250,42 @@ TEST(ReportChart, LayoutScalesIntoTheCanvas) {
     const ChartLayout empty = layoutChart(ReportChart{"e", "Empty", "", "", ReportChart::Kind::Line, {}, {}});
     EXPECT_TRUE(empty.polylines.empty());
     EXPECT_EQ(empty.texts.back().text, "no data");
+}
+
+TEST(Report, PluginsSectionShowsTheChainItsCostPerModeAndTheAudit) {
+    Fixture f = fixture();
+    EXPECT_NE(section(buildReport(f.runs, std::nullopt, "t"), "plugins").paragraphs[0].find("No output plugins ran"),
+              std::string::npos);
+    StoredRun& run = f.runs[0];
+    RunConfig config = runConfigFromText(run.info.configJson);
+    if (config.candidates.empty()) config.candidates = {{"a", "", "fast", std::nullopt, nullptr}, {"b", "", "regular", std::nullopt, nullptr}};
+    for (auto& side : config.candidates)
+        side.plugins = nlohmann::json::parse(R"({"plugins": [{"type": "word_filter", "words": ["x"]},
+            {"type": "script", "path": "p.py", "sha256": "ab12", "sandbox": {"layers": [{"name": "seccomp", "holds": true},
+             {"name": "landlock", "holds": false}]},
+             "approval": {"approved_by": "ana", "approved_at": "2026-12-01T00:00:00Z", "verdict": "no findings",
+                          "findings": {"high": 0, "medium": 1, "low": 2}}}]})");
+    run.info.configJson = toJson(config).dump();
+    for (auto& c : run.candidates)
+        for (auto& r : c.requests) {
+            r.postprocessed = true;
+            r.postprocessMs = c.info.label == "a" ? 2.0 : 4.0;
+            r.postprocessCalls = 4;
+            r.outputTimesMs = {r.firstTokenMs + 1.5, r.firstTokenMs + 3.0};
+        }
+    const Report r = buildReport(f.runs, std::nullopt, "t");
+    const ReportTable* chains = table(r, "Plugin chains");
+    ASSERT_TRUE(chains);
+    EXPECT_EQ(chains->rows[0][1], "word_filter → script(p.py)");
+    const ReportTable* cost = table(r, "Post-processing cost (ms)");
+    ASSERT_TRUE(cost);
+    ASSERT_EQ(cost->rows.size(), 2u);
+    EXPECT_EQ(cost->rows[0][2], "2.000");
+    EXPECT_EQ(cost->rows[1][2], "4.000");
+    EXPECT_EQ(cost->rows[0][6], "1.50"); // +TTFT
+    const ReportTable* audits = table(r, "Script plugins: audit and approval");
+    ASSERT_TRUE(audits);
+    EXPECT_EQ(audits->rows[0][3], "ana");
+    EXPECT_EQ(audits->rows[0][5], "0 / 1 / 2");
+    EXPECT_EQ(audits->rows[0][7], "seccomp");
 }
