@@ -71,10 +71,11 @@ template <class F> Emit timed(double& total, double& maxMs, int64_t& calls, F&& 
 }
 } // namespace
 
-Emit ChainRun::text(std::string_view chunk) {
+Emit ChainRun::step(std::string_view chunk, bool flush) {
     if (m_ended || m_finished || failed()) return {};
+    m_finished = flush;
     try {
-        Emit e = timed(m_totalMs, m_maxCallMs, m_calls, [&] { return pass(0, std::string(chunk), false); });
+        Emit e = timed(m_totalMs, m_maxCallMs, m_calls, [&] { return pass(0, std::string(chunk), flush); });
         if (e.end) {
             m_ended = true;
             m_reason = e.reason;
@@ -86,20 +87,12 @@ Emit ChainRun::text(std::string_view chunk) {
     }
 }
 
+Emit ChainRun::text(std::string_view chunk) {
+    return step(chunk, false);
+}
+
 Emit ChainRun::finish() {
-    if (m_ended || m_finished || failed()) return {};
-    m_finished = true;
-    try {
-        Emit e = timed(m_totalMs, m_maxCallMs, m_calls, [&] { return pass(0, std::string(), true); });
-        if (e.end) {
-            m_ended = true;
-            m_reason = e.reason;
-        }
-        return e;
-    } catch (const PluginError& err) {
-        m_failure = err.what();
-        return {};
-    }
+    return step({}, true);
 }
 
 } // namespace mb::plugins

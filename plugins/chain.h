@@ -64,6 +64,7 @@ public:
     int64_t calls() const { return m_calls; }        // text() and finish() calls timed
 
 private:
+    Emit step(std::string_view chunk, bool flush); // one timed pass; failures caught
     Emit pass(size_t from, std::string text, bool flush);
     std::vector<std::unique_ptr<Plugin>> m_plugins;
     bool m_ended = false, m_finished = false;

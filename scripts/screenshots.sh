@@ -42,4 +42,7 @@ shot benchmark "$model"
 shot history "$model"
 shot models "$model"
 for page in selection migration report settings; do shot "$page" "$model"; done  # in this order
+# The Plugins page: the sample script approved, its audit and the sandbox on this machine.
+"$cli" plugins approve docs/plugins/title_case.py --by screenshots --db "$db" > /dev/null 2>&1
+shot plugins "$model"
 echo "screenshots: wrote $(ls "$out"/*.png | wc -l) images to $out"

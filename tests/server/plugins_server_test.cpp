@@ -1,4 +1,5 @@
 // serve with an output plugin chain: streamed and whole responses post-processed, content_filter ends, failures.
+#include "lab/runner.h"
 #include "loopback_util.h"
 #include "plugins/builtins.h"
 #include "plugins/fake_plugins.h"
@@ -130,6 +131,32 @@ TEST(ServePlugins, AFailingPluginFailsThatResponseAndTheServerGoesOn) {
                               "application/json");
     ASSERT_TRUE(other);
     EXPECT_EQ(other->status, 200) << other->body;
+}
+
+// A remote candidate's chain runs on what the remote returned, as an embedded one's does.
+TEST(ServePlugins, ARemoteCandidatesTextIsPostProcessedByTheRunner) {
+    MB_REQUIRE_DATA(model, "models/stories260K.gguf");
+    LiveServer s(model.string(), "regular");
+    lab::RemoteTarget t(lab::RemoteSpec::parse(s.url()), "loopback");
+    std::vector<lab::WorkloadRequest> work(4);
+    for (size_t i = 0; i < work.size(); ++i) {
+        work[i].index = i;
+        work[i].prompt = {1, static_cast<int32_t>(300 + i), 400, 401};
+        work[i].maxTokens = 12;
+    }
+    const plugins::Chain chain = fakeChain({FakeSpec{.upper = true, .hold = true}});
+    lab::RunOptions o;
+    o.sampling.temperature = 0;
+    o.plugins = &chain;
+    o.mode = "remote";
+    const auto r = lab::runWorkload(t, work, o);
+    ASSERT_EQ(r.records.size(), 4u);
+    for (const auto& rec : r.records) {
+        ASSERT_EQ(rec.status, lab::RequestStatus::Ok) << rec.error;
+        EXPECT_TRUE(rec.postprocessed);
+        EXPECT_FALSE(rec.text.empty());
+        EXPECT_EQ(rec.output, upper(rec.text));
+    }
 }
 
 } // namespace
