@@ -19,7 +19,7 @@ cd "$root"
 
 packages=(build-essential cmake ninja-build pkg-config git
           libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libssl-dev
-          libsqlite3-dev libcpp-httplib-dev libre2-dev libseccomp-dev python3
+          libsqlite3-dev libcpp-httplib-dev libre2-dev libseccomp-dev python3 libstb-dev
           qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev fonts-dejavu-core
           poppler-utils)
 missing=()
