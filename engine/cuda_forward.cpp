@@ -315,6 +315,9 @@ void CudaForward::enqueueChunk(int64_t n) {
 
 void CudaForward::run(const ForwardBatch& batch, float* logits) {
     validate(batch, m_options.rope);
+    for (size_t t = 0; t < batch.embeddings.size(); ++t)
+        if (batch.embeddings[t])
+            throw ModelError("input embeddings (image positions) run on the CPU backend only in this build");
     cu::setDevice(m_deviceIndex);
     const size_t n = batch.tokens.size();
     const auto vocab = static_cast<size_t>(m_model.config().vocabSize);

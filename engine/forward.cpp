@@ -77,9 +77,13 @@ void Forward::runChunk(const ForwardBatch& batch, size_t begin, size_t end, floa
     const kernels::WeightMatrix& emb = m_model.tokenEmbedding();
     for (int64_t t = 0; t < n; ++t) {
         float* x = m_x.data() + t * dim;
-        kernels::dequantizeRow(emb.type, emb.row(batch.tokens[begin + static_cast<size_t>(t)]), x, dim);
-        if (c.embedScale != 1.0f)
-            for (int64_t i = 0; i < dim; ++i) x[i] *= c.embedScale;
+        if (const float* row = batch.embeddingAt(begin + static_cast<size_t>(t))) {
+            std::copy_n(row, dim, x); // an image position: the projector's output as it is
+        } else {
+            kernels::dequantizeRow(emb.type, emb.row(batch.tokens[begin + static_cast<size_t>(t)]), x, dim);
+            if (c.embedScale != 1.0f)
+                for (int64_t i = 0; i < dim; ++i) x[i] *= c.embedScale;
+        }
         const int64_t pos = batch.positions[begin + static_cast<size_t>(t)];
         const int64_t half = c.ropeDim / 2;
         if (m_options.rope) { // fast profile: look the angles up

@@ -26,15 +26,39 @@ void ForwardBackend::runSequence(std::span<const int32_t> tokens, int64_t pos0, 
     run({tokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant}, logits);
 }
 
+void ForwardBackend::runEmbeddings(std::span<const float> rows, int64_t pos0, KvCache& cache,
+                                   std::span<const int32_t> blockTable, float* logits) {
+    const auto dim = static_cast<size_t>(model().config().dim);
+    if (dim == 0 || rows.size() % dim != 0)
+        throw ModelError("input embeddings: " + std::to_string(rows.size()) + " floats are not whole rows of the model's " +
+                         std::to_string(dim));
+    const size_t n = rows.size() / dim;
+    m_seqPositions.resize(n);
+    m_seqTokens.assign(n, 0);
+    m_seqRows.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        m_seqPositions[i] = pos0 + static_cast<int64_t>(i);
+        m_seqRows[i] = rows.data() + i * dim;
+    }
+    m_seqIds.assign(n, 0);
+    m_seqWant.assign(n, 0);
+    if (n > 0) m_seqWant.back() = 1;
+    const std::span<const int32_t> tables[1] = {blockTable};
+    KvCache* const caches[1] = {&cache};
+    run({m_seqTokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant, m_seqRows}, logits);
+}
+
 void ForwardBackend::validate(const ForwardBatch& batch, const RopeTable* rope) const {
     const ModelConfig& c = model().config();
     const size_t n = batch.tokens.size();
     if (batch.positions.size() != n || batch.seqIds.size() != n || batch.wantLogits.size() != n)
         throw ModelError("forward batch: tokens, positions, sequence ids and logit flags differ in length");
+    if (!batch.embeddings.empty() && batch.embeddings.size() != n)
+        throw ModelError("forward batch: input embeddings must be given for every token or none");
     if (batch.caches.size() != batch.blockTables.size())
         throw ModelError("forward batch: one cache and one block table per sequence are required");
     for (size_t t = 0; t < n; ++t) {
-        if (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocabSize)
+        if (!batch.embeddingAt(t) && (batch.tokens[t] < 0 || batch.tokens[t] >= c.vocabSize))
             throw ModelError("token id " + std::to_string(batch.tokens[t]) + " is outside the vocabulary");
         const int32_t s = batch.seqIds[t];
         if (s < 0 || static_cast<size_t>(s) >= batch.blockTables.size())

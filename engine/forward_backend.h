@@ -28,6 +28,11 @@ struct ForwardBatch {
     std::span<KvCache* const> caches;
     std::span<const std::span<const int32_t>> blockTables;
     std::span<const uint8_t> wantLogits;
+    // Input embeddings in place of token ids (image positions, PRODUCT.md §12): empty, or one
+    // per token, nullptr for "look the token up"; a non-null row holds the model's `dim`
+    // floats and enters layer 0 as it is (no embedding scale), the token id being ignored.
+    std::span<const float* const> embeddings = {};
+    const float* embeddingAt(size_t t) const { return embeddings.empty() ? nullptr : embeddings[t]; }
 };
 
 // How the pass computes; every setting gives the same results (bit for bit on the CPU), except
@@ -58,6 +63,9 @@ public:
     // block table; logits (vocabSize) of the last token only. Allocates nothing once warm.
     void runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
                      std::span<const int32_t> blockTable, float* logits);
+    // The same for input embedding rows (n rows of `dim` floats, row-major): image positions.
+    void runEmbeddings(std::span<const float> rows, int64_t pos0, KvCache& cache,
+                       std::span<const int32_t> blockTable, float* logits);
 
     virtual const LlamaModel& model() const = 0;
     // The storage caches given to run() must have (KvCache's constructor argument).
@@ -72,6 +80,8 @@ private:
     std::vector<int64_t> m_seqPositions; // runSequence's batch description
     std::vector<int32_t> m_seqIds;
     std::vector<uint8_t> m_seqWant;
+    std::vector<int32_t> m_seqTokens;        // runEmbeddings' placeholder ids
+    std::vector<const float*> m_seqRows;     // and its row pointers
 };
 
 // The backend for `device`: Forward on the CPU (using `pool`), CudaForward on cuda:N (weights
