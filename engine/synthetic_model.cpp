@@ -2,6 +2,7 @@
 #include "engine/synthetic_model.h"
 
 #include "engine/gguf.h"
+#include "engine/seeded_random.h"
 #include "engine/synthetic_vocab.h"
 #include "kernels/cpu/quant.h"
 
@@ -15,19 +16,6 @@ namespace mb::engine {
 using kernels::TensorType;
 
 namespace {
-
-uint64_t splitmix(uint64_t& state) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-uint64_t fnv1a(const std::string& s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
-    return h;
-}
 
 // How a tensor's values are drawn: a matrix uniform with std 1/sqrt(fan_in), a norm all ones,
 // a bias uniform with std 0.02, RoPE factors the preset's.
@@ -207,8 +195,7 @@ void writeSyntheticModel(const SyntheticPreset& p, const SyntheticWeights& weigh
                     } else if (t.fill == Fill::RopeFactors) {
                         row[i] = c.ropeFreqFactors[i];
                     } else {
-                        const double u = static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
-                        row[i] = static_cast<float>((2.0 * u - 1.0) * a);
+                        row[i] = uniformIn(state, a);
                     }
                 }
                 kernels::quantizeRow(tt, row.data(), packed.data(), t.cols);
