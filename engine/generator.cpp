@@ -31,12 +31,29 @@ std::string_view stopReasonName(StopReason r) {
 GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std::span<const int32_t> prompt,
                         const GenerateOptions& options, const TokenCallback& onToken,
                         const std::atomic<bool>* cancel) {
+    const PromptPart part{std::vector<int32_t>(prompt.begin(), prompt.end()), {}};
+    return generateFromParts(model, pool, std::span(&part, 1), options, onToken, cancel);
+}
+
+GenerateResult generateFromParts(const LlamaModel& model, kernels::ThreadPool& pool, std::span<const PromptPart> parts,
+                        const GenerateOptions& options, const TokenCallback& onToken,
+                        const std::atomic<bool>* cancel) {
     const auto start = Clock::now();
     const ModelConfig& c = model.config();
-    if (prompt.empty()) throw std::invalid_argument("the prompt is empty (no tokens)");
+    int64_t promptLen = 0;
+    std::vector<int32_t> history; // the prompt's token ids (image positions have none)
+    for (const PromptPart& p : parts) {
+        if (p.tokens.empty() == p.embeddings.empty())
+            throw std::invalid_argument("a prompt part holds token ids or embedding rows, one of the two");
+        if (!p.embeddings.empty() && p.embeddings.size() % static_cast<size_t>(c.dim) != 0)
+            throw std::invalid_argument("image embeddings of " + std::to_string(p.embeddings.size()) +
+                                        " floats are not whole rows of the model's width " + std::to_string(c.dim));
+        promptLen += p.positions(c.dim);
+        history.insert(history.end(), p.tokens.begin(), p.tokens.end());
+    }
+    if (promptLen == 0) throw std::invalid_argument("the prompt is empty (no tokens)");
     if (options.maxTokens <= 0) throw std::invalid_argument("max tokens must be > 0");
     if (const std::string why = options.sampling.validate(); !why.empty()) throw std::invalid_argument(why);
-    const auto promptLen = static_cast<int64_t>(prompt.size());
     if (promptLen >= c.contextLength)
         throw std::invalid_argument("the prompt has " + std::to_string(promptLen) +
                                     " tokens but the model's context is " + std::to_string(c.contextLength) +
@@ -53,12 +70,16 @@ GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool, std:
     Sampler sampler(options.sampling);
     StreamDecoder decoder(model.tokenizer(), /*afterPrompt=*/true);
     std::vector<float> logits(static_cast<size_t>(c.vocabSize));
-    std::vector<int32_t> history(prompt.begin(), prompt.end());
     GenerateResult result;
     result.kvBytes = cache.bytes();
 
     const auto prefillStart = Clock::now();
-    forward->runSequence(prompt, 0, cache, table, logits.data());
+    int64_t at = 0;
+    for (const PromptPart& p : parts) {
+        if (p.tokens.empty()) forward->runEmbeddings(p.embeddings, at, cache, table, logits.data());
+        else forward->runSequence(p.tokens, at, cache, table, logits.data());
+        at += p.positions(c.dim);
+    }
     const auto prefillEnd = Clock::now();
     result.prefillMs = msSince(prefillStart, prefillEnd);
     result.prefillTokS = result.prefillMs > 0 ? 1000.0 * static_cast<double>(promptLen) / result.prefillMs : 0;

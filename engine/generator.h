@@ -43,11 +43,26 @@ struct GenerateResult {
 // back by the stream decoder (an unfinished character) arrive once with id -1.
 using TokenCallback = std::function<bool(int32_t id, std::string_view text)>;
 
+// One part of a prompt: token ids, or input embedding rows (an image's, from engine/clip_model.h:
+// imageTokens rows of the model's `dim` floats, row-major). Exactly one of the two is set.
+struct PromptPart {
+    std::vector<int32_t> tokens;
+    std::vector<float> embeddings;
+    int64_t positions(int64_t dim) const {
+        return tokens.empty() ? static_cast<int64_t>(embeddings.size()) / dim : static_cast<int64_t>(tokens.size());
+    }
+};
+
 // Throws std::invalid_argument with a one-line message for an empty prompt, a prompt
 // that does not fit the model's context, or bad options. Runs on the calling thread
 // using `pool` for the matrix products; `cancel` (optional) is polled every token.
 GenerateResult generate(const LlamaModel& model, kernels::ThreadPool& pool,
                         std::span<const int32_t> prompt, const GenerateOptions& options,
                         const TokenCallback& onToken = {}, const std::atomic<bool>* cancel = nullptr);
+// The same for a prompt of text and image parts, laid out in order (llava: system text, the
+// image's rows, the user's text); the parts' positions count toward the context.
+GenerateResult generateFromParts(const LlamaModel& model, kernels::ThreadPool& pool, std::span<const PromptPart> prompt,
+                        const GenerateOptions& options, const TokenCallback& onToken = {},
+                        const std::atomic<bool>* cancel = nullptr);
 
 } // namespace mb::engine

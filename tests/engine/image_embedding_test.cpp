@@ -1,5 +1,6 @@
 // Input embeddings at image positions: llava's prompt layout on the tiny llama gives llama.cpp's logits.
 #include "engine/forward.h"
+#include "engine/generator.h"
 #include "engine/llama_model.h"
 #include "forward_test_util.h"
 #include "test_data.h"
@@ -61,6 +62,27 @@ void checkImagePrompt(const std::string& stem) {
 
 TEST(ImageEmbeddings, LlavaPromptLayoutMatchesLlamaCpp) {
     for (const char* stem : {"grad64", "checker100x50", "gray48x80", "tiny7x9", "blobs80x60"}) checkImagePrompt(stem);
+}
+
+// engine::generateFromParts with the same three parts gives llava-cli's greedy tokens.
+TEST(ImageEmbeddings, AGenerationWithAnImageGivesLlamaCppsGreedyTokens) {
+    MB_REQUIRE_DATA(lm, "kquant/tiny-llama-F32.gguf");
+    MB_REQUIRE_DATA(golden, "mm/golden/lm_kvf32/grad64.lm.json");
+    const auto meta = nlohmann::json::parse(std::ifstream(golden));
+    const auto m = LlamaModel::load(lm.string());
+    ThreadPool pool(2);
+    std::vector<PromptPart> parts(3);
+    parts[0].tokens = meta["system_tokens"].get<std::vector<int32_t>>();
+    parts[1].embeddings = readFloats(mb::test::dataDir() / "mm" / "golden" / "grad64.embd.f32");
+    parts[2].tokens = meta["user_tokens"].get<std::vector<int32_t>>();
+    GenerateOptions o;
+    o.maxTokens = 16;
+    o.sampling.temperature = 0;
+    o.stopAtEos = false;
+    const GenerateResult r = generateFromParts(*m, pool, parts, o);
+    EXPECT_EQ(r.tokens, meta["greedy_tokens"].get<std::vector<int32_t>>());
+    parts[1].embeddings.pop_back(); // not whole rows
+    EXPECT_THROW(generateFromParts(*m, pool, parts, o), std::invalid_argument);
 }
 
 TEST(ImageEmbeddings, RowsMustBeWholeAndTokensStillChecked) {
