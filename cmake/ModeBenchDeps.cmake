@@ -91,3 +91,16 @@ if(TARGET PkgConfig::SECCOMP)
 else()
     message(STATUS "libseccomp not found (libseccomp-dev): script plugins run without a system-call filter only with --allow-unsandboxed")
 endif()
+
+# stb_image (libstb-dev; Debian builds the implementation into libstb): PNG/JPEG decoding for
+# image input, the decoder llama.cpp's clip.cpp uses. Without it the engine still builds and
+# decodeImage() says this build has no image decoder (the GPU machine has no -dev packages).
+set(MODEBENCH_HAVE_STB OFF)
+if(PkgConfig_FOUND)
+    pkg_check_modules(STB QUIET IMPORTED_TARGET GLOBAL stb)
+endif()
+if(TARGET PkgConfig::STB)
+    set(MODEBENCH_HAVE_STB ON)
+else()
+    message(STATUS "stb not found (libstb-dev): no image decoding (image input gives a clear error)")
+endif()
