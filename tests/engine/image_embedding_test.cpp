@@ -1,5 +1,8 @@
 // Input embeddings at image positions: llava's prompt layout on the tiny llama gives llama.cpp's logits.
+#include "engine/clip_model.h"
 #include "engine/forward.h"
+#include "engine/image.h"
+#include "engine/image_prompt.h"
 #include "engine/generator.h"
 #include "engine/llama_model.h"
 #include "forward_test_util.h"
@@ -98,4 +101,41 @@ TEST(ImageEmbeddings, RowsMustBeWholeAndTokensStillChecked) {
     // An id outside the vocabulary is still refused where no embedding stands for it.
     const int32_t bad = 100000;
     EXPECT_THROW(fwd.runSequence(std::span(&bad, 1), 0, cache, table, logits.data()), ModelError);
+}
+
+// The whole path: decode, preprocess, our encoder, llava's layout from the prompt text, the
+// language model; against llama.cpp's prefix logits (F32 KV) for all five images.
+TEST(ImageEmbeddings, OurEncoderAndLayoutGiveLlamaCppsPrefixLogits) {
+    MB_REQUIRE_DATA(lm, "kquant/tiny-llama-F32.gguf");
+    MB_REQUIRE_DATA(mmproj, "mm/models/tiny-mmproj-f32.gguf");
+    if (!haveImageDecoder()) GTEST_SKIP() << "this build has no image decoder (libstb-dev)";
+    const auto m = LlamaModel::load(lm.string());
+    const ClipModel clip = ClipModel::load(mmproj.string());
+    ThreadPool pool(2);
+    const auto dir = mb::test::dataDir() / "mm";
+    for (const char* name : {"grad64.png", "checker100x50.png", "gray48x80.png", "tiny7x9.png", "blobs80x60.jpg"}) {
+        const std::string stem = std::string(name).substr(0, std::string(name).find('.'));
+        const auto meta = nlohmann::json::parse(std::ifstream(dir / "golden" / "lm_kvf32" / (stem + ".lm.json")));
+        const auto parts = imagePrompt(m->tokenizer(), "Describe the image.",
+                                       {clip.encodeImage(loadImage((dir / "images" / name).string()), pool)});
+        ASSERT_EQ(parts.size(), 3u);
+        EXPECT_EQ(parts[0].tokens, meta["system_tokens"].get<std::vector<int32_t>>()) << stem;
+        EXPECT_EQ(parts[2].tokens, meta["user_tokens"].get<std::vector<int32_t>>()) << stem;
+        Forward fwd(*m, pool);
+        KvCache cache(m->config(), blocksFor(256, 16), 16);
+        std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));
+        std::iota(table.begin(), table.end(), 0);
+        std::vector<float> logits(static_cast<size_t>(m->config().vocabSize));
+        int64_t at = 0;
+        for (const auto& p : parts) {
+            if (p.tokens.empty()) fwd.runEmbeddings(p.embeddings, at, cache, table, logits.data());
+            else fwd.runSequence(p.tokens, at, cache, table, logits.data());
+            at += p.positions(m->config().dim);
+        }
+        const auto prefix = readFloats(dir / "golden" / "lm_kvf32" / (stem + ".prefix_logits.f32"));
+        const double diff = compare(logits.data(), prefix.data(), logits.size()).maxAbs;
+        EXPECT_LE(diff, 2e-3) << stem;
+        std::cout << "[ image    ] " << stem << ": our encoder -> prefix logits within " << diff << " of llama.cpp's\n";
+    }
+    EXPECT_THROW(imagePrompt(m->tokenizer(), "<image> and <image>", {{}}), std::invalid_argument);
 }
