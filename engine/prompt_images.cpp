@@ -89,4 +89,30 @@ InferenceRequest fromParts(const std::vector<PromptPart>& parts, int64_t dim) {
     return r;
 }
 
+// Widens the cut over split images, erases it, shifts what follows (see the header).
+std::pair<int64_t, int64_t> cutPrompt(InferenceRequest& r, int64_t begin, int64_t end) {
+    for (const PromptImage& im : r.images) {
+        const int64_t imEnd = im.position + im.count;
+        if (im.position < begin && begin < imEnd) begin = im.position;
+        if (im.position < end && end < imEnd) end = imEnd;
+    }
+    r.prompt.erase(r.prompt.begin() + begin, r.prompt.begin() + end);
+    const auto dropped = std::erase_if(r.images, [&](const PromptImage& im) {
+        return im.position >= begin && im.position + im.count <= end;
+    });
+    for (PromptImage& im : r.images)
+        if (im.position >= end) im.position -= end - begin;
+    return {end - begin, static_cast<int64_t>(dropped)};
+}
+
+// One entry per position, row pointers at image positions.
+std::vector<const float*> inputRows(const InferenceRequest& r, int64_t dim) {
+    std::vector<const float*> rows;
+    if (r.images.empty()) return rows;
+    rows.assign(r.prompt.size(), nullptr);
+    for (const PromptImage& im : r.images)
+        for (int64_t i = 0; i < im.count; ++i) rows[static_cast<size_t>(im.position + i)] = im.rows->data() + i * dim;
+    return rows;
+}
+
 } // namespace mb::engine

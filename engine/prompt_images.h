@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mb::engine {
@@ -47,5 +48,14 @@ std::string validateImages(std::span<const PromptImage> images, int64_t promptLe
 // A request for a prompt of text and image parts (generator.h), laid out in order; placeholders
 // at the image positions. Throws std::invalid_argument for a part that is not whole rows.
 InferenceRequest fromParts(const std::vector<PromptPart>& parts, int64_t dim);
+
+// Erases prompt positions [begin, end) of `r`, first widened to the whole of any image the cut
+// would split (an image is dropped or kept whole, never cut in half), and shifts the images
+// after the cut. Returns {positions dropped, images dropped}.
+std::pair<int64_t, int64_t> cutPrompt(InferenceRequest& r, int64_t begin, int64_t end);
+
+// Per prompt position: the image row fed in place of the token (into r.images' rows), or
+// nullptr; empty when the request has no image.
+std::vector<const float*> inputRows(const InferenceRequest& r, int64_t dim);
 
 } // namespace mb::engine

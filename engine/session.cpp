@@ -21,34 +21,6 @@ std::string overContext(const std::string& tokens, int64_t limit, int64_t maxCon
            " (max_context " + std::to_string(maxContext) + ", model context " + std::to_string(modelContext) + ")";
 }
 
-// Erases prompt positions [begin, end), first widened to the whole of any image the cut would
-// split (so an image is dropped whole, never cut in half), and shifts the images after it.
-// Returns {positions dropped, images dropped}.
-std::pair<int64_t, int64_t> cutPrompt(InferenceRequest& r, int64_t begin, int64_t end) {
-    for (const PromptImage& im : r.images) {
-        const int64_t imEnd = im.position + im.count;
-        if (im.position < begin && begin < imEnd) begin = im.position;
-        if (im.position < end && end < imEnd) end = imEnd;
-    }
-    r.prompt.erase(r.prompt.begin() + begin, r.prompt.begin() + end);
-    const auto dropped = std::erase_if(r.images, [&](const PromptImage& im) {
-        return im.position >= begin && im.position + im.count <= end;
-    });
-    for (PromptImage& im : r.images)
-        if (im.position >= end) im.position -= end - begin;
-    return {end - begin, static_cast<int64_t>(dropped)};
-}
-
-// The row fed at each prompt position (nullptr: the token's own embedding); empty without images.
-std::vector<const float*> inputRowsOf(const InferenceRequest& r, int64_t dim) {
-    std::vector<const float*> rows;
-    if (r.images.empty()) return rows;
-    rows.assign(r.prompt.size(), nullptr);
-    for (const PromptImage& im : r.images)
-        for (int64_t i = 0; i < im.count; ++i) rows[static_cast<size_t>(im.position + i)] = im.rows->data() + i * dim;
-    return rows;
-}
-
 } // namespace
 
 const char* finishStatusName(FinishStatus s) {
@@ -256,8 +228,7 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
                    promptLen);
             return id;
         case Truncation::KeepTail: // BOS (if any) and the last tokens
-            std::tie(seq->truncatedTokens, seq->imagesDropped) =
-                cutPrompt(request, keepBos ? 1 : 0, (keepBos ? 1 : 0) + over);
+            std::tie(seq->truncatedTokens, seq->imagesDropped) = cutPrompt(request, keepBos ? 1 : 0, (keepBos ? 1 : 0) + over);
             break;
         case Truncation::KeepHeadTail: { // BOS, the first half and the last half; the middle goes
             const int64_t head = (limit - (keepBos ? 1 : 0)) / 2 + (keepBos ? 1 : 0);
@@ -284,7 +255,7 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
         }
     }
     seq->id = id;
-    seq->inputRows = inputRowsOf(request, m_config.dim);
+    seq->inputRows = inputRows(request, m_config.dim);
     seq->request = std::move(request);
     seq->sink = std::move(sink);
     seq->submittedNs = submitted;

@@ -121,7 +121,7 @@ public:
     virtual std::string promptOverContext(const std::string& tokens) const = 0;
 
     // Queues a request; returns its id (> 0). A request that cannot be served (empty,
-    // over the context limit under `reject`, bigger than the KV pool, queue full) gets
+    // bad images, over the context limit under `reject`, bigger than the KV pool, queue full) gets
     // its Finished{Rejected} event before submit returns.
     virtual uint64_t submit(InferenceRequest request, EventSink sink) = 0;
     // Cancels a waiting or running request (its Finished{Cancelled} follows); false if
