@@ -124,6 +124,28 @@ TEST(SessionImages, FastModeCachesImageBlocksByContent) {
     EXPECT_EQ(back.tokens, g.greedy);
 }
 
+// Chunked prefill splits the image over iterations and batches it with a text-only request.
+TEST(SessionImages, ChunkedAndBatchedWithTextGivesTheSameTokens) {
+    MB_REQUIRE_IMAGE_DATA();
+    const Golden g = golden("grad64");
+    Profile p = fastNative();
+    p.prefillChunk = 7; // chunks end at 112, 119, 126: inside the image [109, 125)
+    p.maxWaitMs = 50;   // the two requests start together
+    auto s = Session::start(lm.string(), p, {.threads = 2});
+    const int64_t dim = s->config().dim;
+    InferenceRequest text = greedy(g.system, 8);
+    text.stopAtEos = false;
+    Collector c;
+    const uint64_t a = s->submit(llavaRequest(g, dim), c.sink());
+    const uint64_t b = s->submit(text, c.sink());
+    c.wait(2);
+    const RequestEvent r = c.result(a);
+    ASSERT_EQ(r.status, FinishStatus::Ok) << r.error;
+    EXPECT_EQ(r.tokens, g.greedy);
+    EXPECT_EQ(c.result(b).status, FinishStatus::Ok) << c.result(b).error;
+    EXPECT_EQ(c.result(b).tokens.size(), 8u);
+}
+
 // (d): truncation keeps or drops an image whole and says so.
 TEST(SessionImages, TruncationNeverCutsAnImage) {
     MB_REQUIRE_IMAGE_DATA();
