@@ -22,6 +22,10 @@ struct Sequence {
     EventSink sink;
     int64_t submittedNs = 0;
     int64_t truncatedTokens = 0;
+    int64_t imagesDropped = 0;
+    // Per prompt position: the image row fed in place of the token, or nullptr; empty when the
+    // prompt (after truncation) has no image. Points into request.images' rows.
+    std::vector<const float*> inputRows;
 
     // Set at admission.
     std::shared_ptr<ModelVersion> version;

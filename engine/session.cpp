@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <tuple>
 
 namespace mb::engine {
 
@@ -19,6 +20,7 @@ std::string overContext(const std::string& tokens, int64_t limit, int64_t maxCon
     return "the prompt has " + tokens + " tokens; this profile accepts at most " + std::to_string(limit) +
            " (max_context " + std::to_string(maxContext) + ", model context " + std::to_string(modelContext) + ")";
 }
+
 } // namespace
 
 const char* finishStatusName(FinishStatus s) {
@@ -188,7 +190,18 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
         reject(id, sink, submitted, "the prompt is empty", 0);
         return id;
     }
-    for (int32_t t : request.prompt) {
+    if (const std::string why = validateImages(request.images, promptLen, m_config.dim); !why.empty()) {
+        reject(id, sink, submitted, why, promptLen);
+        return id;
+    }
+    fillPlaceholders(request.prompt, request.images);
+    size_t nextImage = 0; // token ids are checked outside the images only
+    for (int64_t i = 0; i < promptLen; ++i) {
+        if (nextImage < request.images.size() && i == request.images[nextImage].position) {
+            i += request.images[nextImage++].count - 1;
+            continue;
+        }
+        const int32_t t = request.prompt[static_cast<size_t>(i)];
         if (t < 0 || t >= m_config.vocabSize) {
             reject(id, sink, submitted, "token id " + std::to_string(t) + " is outside the vocabulary", promptLen);
             return id;
@@ -215,15 +228,19 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
                    promptLen);
             return id;
         case Truncation::KeepTail: // BOS (if any) and the last tokens
-            p.erase(p.begin() + (keepBos ? 1 : 0), p.begin() + (keepBos ? 1 : 0) + over);
+            std::tie(seq->truncatedTokens, seq->imagesDropped) = cutPrompt(request, keepBos ? 1 : 0, (keepBos ? 1 : 0) + over);
             break;
         case Truncation::KeepHeadTail: { // BOS, the first half and the last half; the middle goes
             const int64_t head = (limit - (keepBos ? 1 : 0)) / 2 + (keepBos ? 1 : 0);
-            p.erase(p.begin() + head, p.begin() + head + over);
+            std::tie(seq->truncatedTokens, seq->imagesDropped) = cutPrompt(request, head, head + over);
             break;
         }
         }
-        seq->truncatedTokens = over;
+        if (p.empty()) { // an image reaching the end was dropped whole, and nothing came before it
+            reject(id, sink, submitted,
+                   "truncation left nothing of the prompt: an image at its end does not fit the context", promptLen);
+            return id;
+        }
     }
     if (m_profile.kv == KvPolicy::Pool) {
         const int64_t positions = std::min<int64_t>(static_cast<int64_t>(request.prompt.size()) + request.maxTokens,
@@ -238,6 +255,7 @@ uint64_t SessionImpl::submit(InferenceRequest request, EventSink sink) {
         }
     }
     seq->id = id;
+    seq->inputRows = inputRows(request, m_config.dim);
     seq->request = std::move(request);
     seq->sink = std::move(sink);
     seq->submittedNs = submitted;

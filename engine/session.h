@@ -11,6 +11,7 @@
 #include "engine/generator.h"
 #include "engine/model_config.h"
 #include "engine/profile.h"
+#include "engine/prompt_images.h"
 #include "engine/sampler.h"
 #include "engine/tokenizer.h"
 
@@ -35,6 +36,10 @@ public:
 
 struct InferenceRequest {
     std::vector<int32_t> prompt; // token ids, BOS included when wanted
+    // Image embeddings at prompt positions (sorted, non-overlapping, inside the prompt); they
+    // count toward the context. submit() writes their placeholder ids (prompt_images.h) into
+    // `prompt` there, whatever the caller put. fromParts() builds both from text and image parts.
+    std::vector<PromptImage> images;
     int32_t maxTokens = 128;
     SamplerParams sampling;
     bool stopAtEos = true;
@@ -54,7 +59,9 @@ struct RequestEvent {
     std::string error;       // one line for Error/Rejected
     int64_t promptTokens = 0;    // after truncation
     int64_t cachedTokens = 0;    // served from the prefix cache
-    int64_t truncatedTokens = 0; // dropped by the truncation policy
+    int64_t truncatedTokens = 0; // positions dropped by the truncation policy (image positions included)
+    int64_t imagesDropped = 0;   // images the truncation dropped, each whole (it never cuts one)
+    int64_t imageTokens = 0;     // image positions in the prompt after truncation
     int64_t outputTokens = 0;
     uint64_t kvBytesPeak = 0;
     uint64_t modelVersion = 0;   // which loaded model served it (1 = the first)
@@ -114,7 +121,7 @@ public:
     virtual std::string promptOverContext(const std::string& tokens) const = 0;
 
     // Queues a request; returns its id (> 0). A request that cannot be served (empty,
-    // over the context limit under `reject`, bigger than the KV pool, queue full) gets
+    // bad images, over the context limit under `reject`, bigger than the KV pool, queue full) gets
     // its Finished{Rejected} event before submit returns.
     virtual uint64_t submit(InferenceRequest request, EventSink sink) = 0;
     // Cancels a waiting or running request (its Finished{Cancelled} follows); false if

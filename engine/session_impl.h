@@ -36,6 +36,7 @@ struct BatchScratch {
     std::vector<uint8_t> want;
     std::vector<KvCache*> caches;
     std::vector<std::span<const int32_t>> tables;
+    std::vector<const float*> embeddings; // per token: an image row or nullptr; empty without images
 };
 
 class SessionImpl final : public Session {

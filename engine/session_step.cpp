@@ -89,6 +89,11 @@ bool SessionImpl::admitOne(Sequence& seq) {
         throw std::runtime_error("the prompt has " + std::to_string(promptLen) +
                                  " tokens; the model reloaded since it was queued accepts at most " +
                                  std::to_string(limit));
+    // What CudaForward::run would throw for the first batch with an image, told to this request
+    // alone at admission rather than failing the whole batch it would join.
+    if (!seq.request.images.empty() && m_current->forward->device().kind != Device::Kind::Cpu)
+        throw std::runtime_error("input embeddings (image positions) run on the CPU backend only in this build (device " +
+                                 m_current->forward->device().id() + ")");
     const int64_t positions = std::min<int64_t>(promptLen + seq.request.maxTokens, c.contextLength);
     const int64_t blocksNeeded = blocksFor(positions, bs);
     if (m_profile.kv == KvPolicy::Pool) {
@@ -183,10 +188,18 @@ void SessionImpl::runGroup(ModelVersion& v, std::vector<Sequence*>& group) {
     b.want.clear();
     b.caches.clear();
     b.tables.clear();
+    b.embeddings.clear();
+    // Image positions are fed their rows; a batch without any leaves `embeddings` empty.
+    const bool images = std::any_of(active.begin(), active.end(), [](const Sequence* s) {
+        return !s->inputRows.empty() && s->stepBegin < static_cast<int64_t>(s->inputRows.size());
+    });
     int64_t wanted = 0;
     for (size_t i = 0; i < active.size(); ++i) {
         Sequence& s = *active[i];
         for (int64_t p = s.stepBegin; p < s.stepBegin + s.stepCount; ++p) {
+            if (images)
+                b.embeddings.push_back(p < static_cast<int64_t>(s.inputRows.size()) ? s.inputRows[static_cast<size_t>(p)]
+                                                                                    : nullptr);
             b.tokens.push_back(s.tokens[static_cast<size_t>(p)]);
             b.positions.push_back(p);
             b.seqIds.push_back(static_cast<int32_t>(i));
@@ -198,7 +211,7 @@ void SessionImpl::runGroup(ModelVersion& v, std::vector<Sequence*>& group) {
         b.tables.emplace_back(s.blockTable);
     }
     if (v.logits.size() < static_cast<size_t>(wanted * vocab)) v.logits.resize(static_cast<size_t>(wanted * vocab));
-    v.forward->run({b.tokens, b.positions, b.seqIds, b.caches, b.tables, b.want}, v.logits.data());
+    v.forward->run({b.tokens, b.positions, b.seqIds, b.caches, b.tables, b.want, b.embeddings}, v.logits.data());
     const int64_t doneAt = nowNs();
     int64_t row = 0;
     for (Sequence* s : active) {
@@ -279,6 +292,8 @@ void SessionImpl::finish(Sequence& seq, FinishStatus status, StopReason stop, co
     e.promptTokens = static_cast<int64_t>(seq.request.prompt.size());
     e.cachedTokens = seq.cachedTokens;
     e.truncatedTokens = seq.truncatedTokens;
+    e.imagesDropped = seq.imagesDropped;
+    for (const PromptImage& im : seq.request.images) e.imageTokens += im.count;
     e.outputTokens = static_cast<int64_t>(e.tokens.size());
     e.kvBytesPeak = seq.kvBytes;
     e.modelVersion = seq.version ? seq.version->number : 0;
