@@ -55,6 +55,13 @@ struct Shown {
     const plugins::ChainRun& run;
 };
 
+// What the chain let out for one event, appended to the shown output with its time.
+void appendShown(RequestRecord& r, const Shown& shown, const RunState& st) {
+    if (shown.text.empty()) return;
+    r.output += shown.text;
+    r.outputTimesMs.push_back(st.ms(shown.timeNs));
+}
+
 // Folds the chain's totals into a finished record.
 void finishPostprocess(RequestRecord& r, const plugins::ChainRun& run) {
     r.postprocessed = true;
@@ -162,10 +169,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
             case engine::EventKind::Token:
                 if (r.tokenTimesMs.empty()) r.firstTokenMs = st.ms(e.timeNs);
                 r.tokenTimesMs.push_back(st.ms(e.timeNs));
-                if (shown && !shown->text.empty()) {
-                    r.output += shown->text;
-                    r.outputTimesMs.push_back(st.ms(shown->timeNs));
-                }
+                if (shown) appendShown(r, *shown, st);
                 if (o.onEvent) o.onEvent(r, e);
                 break;
             case engine::EventKind::Finished:
@@ -180,10 +184,7 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 r.tokens = e.tokens;
                 r.text = e.text;
                 if (shown) {
-                    if (!shown->text.empty()) {
-                        r.output += shown->text;
-                        r.outputTimesMs.push_back(st.ms(shown->timeNs));
-                    }
+                    appendShown(r, *shown, st);
                     finishPostprocess(r, shown->run);
                 } else {
                     r.output = e.text;
