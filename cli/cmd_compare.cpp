@@ -2,6 +2,7 @@
 #include "cli/command_util.h"
 #include "cli/compare_sweep.h"
 #include "cli/compare_table.h"
+#include "cli/image_options.h"
 #include "cli/plugin_options.h"
 
 #ifdef MODEBENCH_HAVE_STORE
@@ -58,6 +59,7 @@ struct CompareArgs {
     std::vector<double> sweepLevels; // explicit levels (empty: the defaults)
     int sweepPoints = 6;             // default rate levels
     PluginArgs plugins;              // output plugin chains
+    ImageArgs images;                // vision encoders and synthetic images
 };
 
 // --sweep's options checked against the rest: the sweep sets the load itself.
@@ -186,7 +188,8 @@ lab::RunInfo runInfo(const CompareArgs& a, const lab::WorkloadSpec& spec, const 
     config.source = "cli";
     for (const auto& c : candidates)
         config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, std::nullopt,
-                                     c.hasPlugins() ? c.plugins->record() : nlohmann::json()});
+                                     c.hasPlugins() ? c.plugins->record() : nlohmann::json(),
+                                     c.mmprojPath.empty() ? "" : std::filesystem::absolute(c.mmprojPath).string()});
     config.sampling = a.sampling;
     config.arrival = spec.arrival;
     config.interleave = a.interleave;
@@ -272,6 +275,7 @@ void runCompare(const CompareArgs& a) {
     std::vector<lab::WorkloadRequest> requests;
     if (!a.prompts.empty()) {
         requireReadableFile(a.prompts, "prompt file");
+        applyImageOptions(a.images, spec, true);
         bool usedChat = false;
         std::string chatNote;
         try {
@@ -296,8 +300,10 @@ void runCompare(const CompareArgs& a) {
         requests = lab::promptFileWorkload(spec, std::move(requests)); // arrivals, then warm-ups first
     } else {
         spec = workloadSpec(a);
+        applyImageOptions(a.images, spec, false);
         requests = lab::buildWorkload(spec, lab::tokenSpaceFor(*tokenizer));
     }
+    applyMmproj(a.images, candidates, requests);
 
     // Open the store once the arguments are checked and before minutes of work: a bad --db fails now.
     std::unique_ptr<lab::RunSink> sink;
@@ -464,6 +470,7 @@ void addCompareCommand(CLI::App& root) {
     cmd->add_option("--sample-seed", a->sampling.seed, "Sampler seed")->check(seedNumber())->capture_default_str();
     cmd->add_flag("--interleave", a->interleave, "Alternate A and B over slices of the workload");
     addPluginOptions(*cmd, a->plugins, true);
+    addImageOptions(*cmd, a->images);
     cmd->add_option("--precision-check", a->precisionPrompts,
                     "After the timed run, compare each candidate's precision with the model in F32 on this many of "
                     "the workload's prompts (greedy agreement, mean KL, perplexity); 0 = off")

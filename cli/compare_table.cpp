@@ -66,13 +66,16 @@ void printTable(const std::vector<lab::CandidateResult>& r, std::ostream& out) {
              get(B, &lab::PrecisionCheck::referencePerplexity), 3},
         };
     }
+    // A figure of an optional part of the summary; a candidate without it shows "-".
+    auto part = [](const std::string& name, const auto& pa, const auto& pb, auto d, double D::*f, int prec) {
+        const bool hasA = pa && ((*pa).*d).count > 0;
+        const bool hasB = pb && ((*pb).*d).count > 0;
+        return Row{name, hasA ? (*pa).*d.*f : 0, hasB ? (*pb).*d.*f : 0, prec, hasA, hasB};
+    };
     if (A.postprocess || B.postprocess) {
-        // A candidate without a chain shows "-".
         using P = lab::PostprocessSummary;
         auto pp = [&](const std::string& name, D P::*d, double D::*f, int prec) {
-            const bool hasA = A.postprocess && ((*A.postprocess).*d).count > 0;
-            const bool hasB = B.postprocess && ((*B.postprocess).*d).count > 0;
-            return Row{name, hasA ? (*A.postprocess).*d.*f : 0, hasB ? (*B.postprocess).*d.*f : 0, prec, hasA, hasB};
+            return part(name, A.postprocess, B.postprocess, d, f, prec);
         };
         const std::vector<Row> post = {
             pp("plugins ms p50", &P::ms, &D::p50, 3),
@@ -84,6 +87,23 @@ void printTable(const std::vector<lab::CandidateResult>& r, std::ostream& out) {
              bool(B.postprocess)},
         };
         rows.insert(rows.end(), post.begin(), post.end());
+    }
+    if (A.images || B.images) {
+        using I = lab::ImageSummary;
+        auto im = [&](const std::string& name, D I::*d, double D::*f, int prec) {
+            return part(name, A.images, B.images, d, f, prec);
+        };
+        const std::vector<Row> images = {
+            im("image tokens p50", &I::imageTokens, &D::p50, 0),
+            im("encode p50 (ms)", &I::encodeMs, &D::p50, 1),
+            im("encode p95 (ms)", &I::encodeMs, &D::p95, 1),
+            dist("prefill p50 (ms)", &lab::RunSummary::prefillMs, &D::p50, 1),
+            im("encode/TTFT p50", &I::encodeShare, &D::p50, 3),
+            im("cached tok/img req", &I::cachedTokens, &D::mean, 1),
+            {"images dropped", A.images ? double(A.images->dropped) : 0, B.images ? double(B.images->dropped) : 0, 0,
+             bool(A.images), bool(B.images)},
+        };
+        rows.insert(rows.end(), images.begin(), images.end());
     }
     const std::string la = "A " + r[0].candidate.profile.name, lb = "B " + r[1].candidate.profile.name;
     out << std::left << std::setw(22) << "metric" << std::right << std::setw(14) << la << std::setw(14) << lb

@@ -171,6 +171,10 @@ lab::RequestRecord requestFromJson(const Json& v, const std::string& path) {
     r.text = o.str("text", false);
     r.output = o.str("output", false, r.text);
     r.postprocessMs = std::max(0.0, o.timeOrNegative("postprocess_ms"));
+    r.images = o.integer("images", false);
+    r.imageTokens = o.integer("image_tokens", false);
+    r.imagesDropped = o.integer("images_dropped", false);
+    r.encodeMs = std::max(0.0, o.timeOrNegative("encode_ms"));
     if (const Json* p = o.find("postprocess"); p && !p->is_null()) {
         const Obj pp(*p, o.path("postprocess"));
         r.postprocessed = true;

@@ -49,9 +49,10 @@ RowWriter::RowWriter(Connection& c)
                                 "finished_ms, queue_ms, ttft_ms, e2e_ms, "
                                 "tpot_ms, kv_bytes_peak, tokens, output_text, postprocessed, "
                                 "postprocessed_text, postprocess_status, postprocess_ms, postprocess_start_ms, "
-                                "postprocess_max_call_ms, postprocess_calls, output_times) VALUES (?, ?, ?, ?, "
+                                "postprocess_max_call_ms, postprocess_calls, output_times, images, image_tokens, "
+                                "images_dropped, encode_ms) VALUES (?, ?, ?, ?, "
                                 "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
+                                "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
       m_insertToken(c.prepare(
           "INSERT INTO token_events (request_id, token_index, time_ms) VALUES (?, ?, ?)")),
       m_insertSeries(c.prepare("INSERT OR REPLACE INTO series (candidate_id, metric, second, "
@@ -120,6 +121,10 @@ int64_t RowWriter::insertRequest(int64_t candidateId, const lab::RequestRecord& 
         s.bind(25, r.postprocessMaxCallMs);
         s.bind(26, r.postprocessCalls);
         s.bindBlob(27, r.outputTimesMs.data(), r.outputTimesMs.size() * sizeof(double));
+        s.bind(28, r.images);
+        s.bind(29, r.imageTokens);
+        s.bind(30, r.imagesDropped);
+        s.bind(31, r.encodeMs);
         s.run();
         const int64_t id = m_connection.lastInsertId();
         for (size_t k = 0; k < r.tokenTimesMs.size(); ++k) {

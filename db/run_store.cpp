@@ -152,7 +152,8 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
                              "truncated_tokens, output_tokens, submitted_ms, "
                              "scheduled_ms, first_token_ms, finished_ms, kv_bytes_peak, tokens, "
                              "output_text, postprocessed, postprocessed_text, postprocess_status, "
-                             "postprocess_ms, postprocess_start_ms, postprocess_max_call_ms, postprocess_calls, output_times "
+                             "postprocess_ms, postprocess_start_ms, postprocess_max_call_ms, postprocess_calls, output_times, "
+                             "images, image_tokens, images_dropped, encode_ms "
                              "FROM requests WHERE candidate_id = ? ORDER BY idx, id");
     // Token events of a candidate's requests in primary-key order: one range scan each.
     Statement tokens = m_connection.prepare(
@@ -191,6 +192,10 @@ StoredRun RunStore::getRun(int64_t id, RunDetail detail) const {
             const void* times = requests.columnBlobData(22, &bytes);
             r.outputTimesMs.resize(bytes / sizeof(double));
             if (!r.outputTimesMs.empty()) std::memcpy(r.outputTimesMs.data(), times, r.outputTimesMs.size() * sizeof(double));
+            r.images = requests.columnInt(23);
+            r.imageTokens = requests.columnInt(24);
+            r.imagesDropped = requests.columnInt(25);
+            r.encodeMs = requests.columnDouble(26);
             byRowId.emplace(requests.columnInt(0), c.requests.size());
             c.requests.push_back(std::move(r));
         }

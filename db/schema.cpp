@@ -145,6 +145,15 @@ CREATE TABLE plugin_approvals (
 );
 )sql";
 
+// Version 4: image input (issue 25, PRODUCT.md §3). A request keeps its images, the prompt
+// positions they filled, those truncation dropped, and the encoder's time.
+constexpr std::string_view kSchemaV4 = R"sql(
+ALTER TABLE requests ADD COLUMN images INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN image_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN images_dropped INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE requests ADD COLUMN encode_ms REAL NOT NULL DEFAULT 0;
+)sql";
+
 static_assert(kApplicationId == 1296196706, "kSchemaV1 spells the application id in decimal");
 
 [[noreturn]] void notOurs(const std::string& path, const std::string& why) {
@@ -245,7 +254,8 @@ const std::vector<std::string_view>& migrations() {
         kSchemaV1,
         kSchemaV2,
         kSchemaV3,
-        // Version 4 goes here: one SQL string taking version 3 to 4.
+        kSchemaV4,
+        // Version 5 goes here: one SQL string taking version 4 to 5.
     };
     return kMigrations;
 }

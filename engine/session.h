@@ -70,6 +70,11 @@ struct RequestEvent {
     // evaluation and the mean time per generated token, in ms; -1 where not reported.
     double serverPromptMs = -1;
     double serverPerTokenMs = -1;
+    // Images encoded before the request reached the session (the lab's ImageTarget): how
+    // many, and the time the vision encoder and projector took for them, preprocessing
+    // included, in ms; -1 when no image was encoded for it.
+    int64_t images = 0;
+    double encodeMs = -1;
 };
 using EventSink = std::function<void(const RequestEvent&)>;
 

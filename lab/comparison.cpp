@@ -6,6 +6,7 @@
 #include "engine/session.h"
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
+#include "lab/image_target.h"
 #include "lab/remote_target.h"
 #include "plugins/sha256.h"
 
@@ -106,13 +107,27 @@ std::string describeTarget(const Candidate& c) {
 
 std::string describeCandidate(const Candidate& c) {
     std::string d = describeTarget(c);
+    if (!c.mmprojPath.empty()) d += "; vision encoder " + std::filesystem::path(c.mmprojPath).filename().string();
     if (c.hasPlugins()) d += "; plugins " + c.plugins->describe();
     return d;
 }
 
 namespace {
 
-Live startCandidate(const Candidate& c) {
+// The candidate's vision encoder in front of its session, with every file image of
+// `requests` decoded now (a bad one fails here, before anything runs).
+std::unique_ptr<Target> withImages(const Candidate& c, std::unique_ptr<engine::Session> session,
+                                   const std::vector<WorkloadRequest>& requests) {
+    auto embedded = std::make_unique<EmbeddedTarget>(std::move(session), describeCandidate(c));
+    if (c.mmprojPath.empty()) return embedded;
+    const int64_t dim = embedded->session().config().dim;
+    auto clip = std::make_shared<const engine::ClipModel>(engine::ClipModel::load(c.mmprojPath));
+    auto target = std::make_unique<ImageTarget>(std::move(embedded), std::move(clip), dim, c.threads);
+    target->prepare(requests);
+    return target;
+}
+
+Live startCandidate(const Candidate& c, const std::vector<WorkloadRequest>& requests) {
     const auto t0 = std::chrono::steady_clock::now();
     if (c.isRemote()) {
         RemoteSpec spec = RemoteSpec::parse(c.remote);
@@ -126,7 +141,7 @@ Live startCandidate(const Candidate& c) {
         return Live{std::move(remote), 0};
     }
     auto session = engine::Session::start(c.modelPath, c.profile, {.threads = c.threads, .device = c.device});
-    Live live{std::make_unique<EmbeddedTarget>(std::move(session), describeCandidate(c)), 0};
+    Live live{withImages(c, std::move(session), requests), 0};
     live.target->waitIdle();
     live.startupMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return live;
@@ -232,9 +247,22 @@ void addPrecisionChecks(std::vector<CandidateResult>& results, const std::vector
 }
 } // namespace
 
+std::string imagesRefused(const std::vector<Candidate>& candidates, const std::vector<WorkloadRequest>& requests) {
+    const bool images = std::any_of(requests.begin(), requests.end(), [](const WorkloadRequest& r) { return !r.images.empty(); });
+    if (!images) return {};
+    for (const Candidate& c : candidates) {
+        if (c.isRemote())
+            return "candidate " + c.label + ": the workload's requests carry images, and remote candidates take none yet";
+        if (c.mmprojPath.empty())
+            return "candidate " + c.label + ": the workload's requests carry images; give it a vision encoder (--mmproj FILE)";
+    }
+    return {};
+}
+
 std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
                                            const std::vector<WorkloadRequest>& requests,
                                            const ComparisonOptions& options, int64_t* runId) {
+    if (const std::string why = imagesRefused(candidates, requests); !why.empty()) throw std::invalid_argument(why);
     RunSink* sink = options.sink;
     int64_t id = 0;
     std::vector<int64_t> storeIds(candidates.size(), 0);
@@ -313,7 +341,7 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
     if (options.concurrent && !options.interleave) {
         // Both sessions start first, so neither races against the other's model load.
         std::vector<Live> live;
-        for (const auto& c : candidates) live.push_back(startCandidate(c));
+        for (const auto& c : candidates) live.push_back(startCandidate(c, requests));
         std::vector<std::exception_ptr> errors(candidates.size());
         std::vector<std::thread> threads;
         for (size_t i = 0; i < candidates.size(); ++i)
@@ -330,14 +358,14 @@ std::vector<CandidateResult> runAll(const std::vector<Candidate>& candidates,
             if (e) std::rethrow_exception(e);
     } else if (!options.interleave) {
         for (size_t i = 0; i < candidates.size(); ++i) {
-            Live live = startCandidate(candidates[i]);
+            Live live = startCandidate(candidates[i], requests);
             runWhole(i, live);
             if (options.run.cancel && options.run.cancel->load()) break;
         }
     } else {
         // Long-lived sessions; slices alternate A, B, A, B, ...
         std::vector<Live> live;
-        for (const auto& c : candidates) live.push_back(startCandidate(c));
+        for (const auto& c : candidates) live.push_back(startCandidate(c, requests));
         const int slices = std::max(1, options.slices);
         const std::vector<std::vector<WorkloadRequest>> parts = interleaveSlices(measured, slices);
         std::vector<double> clock(candidates.size(), 0.0);
@@ -378,6 +406,7 @@ nlohmann::ordered_json toJson(const CandidateResult& r, bool withTokenTimes) {
     j["profile"] = nlohmann::ordered_json::parse(r.candidate.profile.toJson());
     j["target"] = r.description;
     j["threads"] = r.candidate.threads;
+    if (!r.candidate.mmprojPath.empty()) j["mmproj"] = r.candidate.mmprojPath;
     j["device"] = r.candidate.isRemote() ? "remote" : r.candidate.device.id();
     j["startup_ms"] = r.startupMs;
     j["warmup_ms"] = r.run.warmupMs;

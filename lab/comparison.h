@@ -28,6 +28,8 @@ struct Candidate {
     engine::Device device; // embedded: resolved (engine::resolveDevice)
     std::string remote;    // non-empty: a remote target (lab/remote_target.h)
     std::string apiKeyEnv; // remote: the environment variable holding its API key
+    std::string mmprojPath; // embedded: the vision encoder + projector (llava mmproj GGUF) for
+                            // requests with images (lab/image_target.h); empty: none
     bool isRemote() const { return !remote.empty(); }
     // This candidate's sampling; unset: ComparisonOptions::run.sampling (the same for all).
     std::optional<engine::SamplerParams> sampling;
@@ -104,6 +106,10 @@ TokenSpace tokenSpaceFor(const engine::Tokenizer& tokenizer);
 std::vector<CandidateResult> runComparison(const std::vector<Candidate>& candidates,
                                            const std::vector<WorkloadRequest>& requests,
                                            const ComparisonOptions& options, int64_t* runId = nullptr);
+
+// Why `candidates` cannot run `requests` (images for a candidate without an mmproj, or a
+// remote one); empty when they can. runComparison throws std::invalid_argument with it.
+std::string imagesRefused(const std::vector<Candidate>& candidates, const std::vector<WorkloadRequest>& requests);
 
 // What the store records about a candidate (file size, sha256 of the model, shapes, profile).
 CandidateInfo candidateInfo(const Candidate& c, bool hashModel);

@@ -205,6 +205,7 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
         s.series.queueDepth.push_back({sec, static_cast<double>(b.waitingMax)});
     }
     s.postprocess = summarizePostprocess(records);
+    s.images = summarizeImages(records);
     return s;
 }
 
@@ -296,6 +297,7 @@ nlohmann::ordered_json toJson(const RunSummary& s) {
     j["slo_attainment"] = s.sloAttainment;
     if (s.precision) j["precision"] = toJson(*s.precision);
     if (s.postprocess) j["postprocess"] = toJson(*s.postprocess);
+    if (s.images) j["images"] = toJson(*s.images);
     nlohmann::ordered_json series;
     series["throughput"] = seriesJson(s.series.throughput);
     series["ttft_ms"] = seriesJson(s.series.ttftMs);
@@ -341,6 +343,13 @@ nlohmann::ordered_json toJson(const RequestRecord& r, bool withTokenTimes) {
     j["raw_output"] = r.text;
     j["output"] = r.postprocessed ? r.output : r.text;
     j["postprocess_ms"] = r.postprocessMs;
+    if (r.images > 0) {
+        j["images"] = r.images;
+        j["image_tokens"] = r.imageTokens;
+        j["images_dropped"] = r.imagesDropped;
+        j["encode_ms"] = r.encodeMs;
+        j["encode_share"] = msOrNull(r.encodeShare());
+    }
     if (r.postprocessed) {
         nlohmann::ordered_json p;
         p["status"] = r.postprocessStatus.empty() ? "ok" : r.postprocessStatus;

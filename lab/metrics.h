@@ -55,6 +55,18 @@ struct PostprocessSummary {
     Distribution outputItlMs;  // gaps between shown pieces of output, pooled
 };
 
+// What images did to a run's Ok requests (PRODUCT.md §3), when any carried one.
+struct ImageSummary {
+    int64_t requests = 0;       // Ok requests with images
+    int64_t images = 0;         // their images, all told
+    int64_t dropped = 0;        // images truncation dropped whole (requests of any status)
+    Distribution imageTokens;   // per request with images: image positions in its prompt
+    Distribution encodeMs;      // per request with images: the vision encoder + projector
+    Distribution encodeShare;   // per request with images: encode_ms / TTFT, in [0, 1]
+    Distribution ttftMs;        // TTFT of the requests with images
+    Distribution cachedTokens;  // per request with images: prompt tokens from the prefix cache
+};
+
 // Everything one run reports. Latency and token distributions cover Ok requests only;
 // errors, cancellations and rejections are counted, never averaged in.
 struct RunSummary {
@@ -109,6 +121,9 @@ struct RunSummary {
 
     // Post-processing cost; summarize() fills it when any record was post-processed.
     std::optional<PostprocessSummary> postprocess;
+
+    // Image input; summarize() fills it when any record carried images.
+    std::optional<ImageSummary> images;
 };
 
 // O(R log R + T + S) for R records, T token times, S samples.
@@ -118,6 +133,9 @@ RunSummary summarize(const std::vector<RequestRecord>& records,
 // The post-processing figures of `records` (postprocess_metrics.cpp); unset when no Ok
 // record was post-processed.
 std::optional<PostprocessSummary> summarizePostprocess(const std::vector<RequestRecord>& records);
+
+// The image figures of `records` (image_metrics.cpp); unset when none carried images.
+std::optional<ImageSummary> summarizeImages(const std::vector<RequestRecord>& records);
 
 // One metric over repeated runs: mean with a Student-t 95% confidence interval.
 // n == 1 gives a zero-width interval; n == 0 all zeros. cv = sample std / |mean|
@@ -142,6 +160,7 @@ double studentT95(int64_t df);
 nlohmann::ordered_json toJson(const Distribution& d);
 nlohmann::ordered_json toJson(const RunSummary& s);
 nlohmann::ordered_json toJson(const PostprocessSummary& p);
+nlohmann::ordered_json toJson(const ImageSummary& s);
 nlohmann::ordered_json toJson(const RepeatedMetric& m);
 // The one serialiser of request records: compare --json, reports and the store's run
 // documents (db/run_document.h, with token times) all write this shape, the workload

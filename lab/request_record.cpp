@@ -2,6 +2,8 @@
 #include "lab/request_record.h"
 #include "lab/run_sink.h"
 
+#include <algorithm>
+
 namespace mb::lab {
 
 const char* requestStatusName(RequestStatus s) {
@@ -50,6 +52,12 @@ double RequestRecord::tpotMs() const {
 double RequestRecord::extraTtftMs() const {
     if (!postprocessed || outputTimesMs.empty()) return -1.0;
     return span(firstTokenMs, outputTimesMs.front());
+}
+
+double RequestRecord::encodeShare() const {
+    const double ttft = ttftMs();
+    if (images <= 0 || ttft <= 0) return -1.0;
+    return std::clamp(encodeMs / ttft, 0.0, 1.0);
 }
 
 } // namespace mb::lab

@@ -43,6 +43,14 @@ struct RequestRecord {
     double postprocessMaxCallMs = 0;    // the slowest single call (one chunk, or the flush)
     int64_t postprocessCalls = 0;       // chunks passed in, plus the flush
     std::vector<double> outputTimesMs;  // when each non-empty piece of output was shown
+    // Images (PRODUCT.md §3): the request's images, the prompt positions they fill after
+    // truncation (counted in promptTokens), the images truncation dropped whole, and the
+    // time the vision encoder and projector took for them (preprocessing included; part of
+    // TTFT, before the prompt reaches the engine). encodeMs is 0 without images.
+    int64_t images = 0;
+    int64_t imageTokens = 0;
+    int64_t imagesDropped = 0;
+    double encodeMs = 0;
 
     // Derived metrics (PRODUCT.md §3); negative when undefined for this request.
     double queueMs() const;   // scheduled - submitted
@@ -53,6 +61,8 @@ struct RequestRecord {
     // Post-processed output: the time its first piece was shown, minus the first token's
     // (what held-back text and plugin time add to TTFT); needs a chain and shown output.
     double extraTtftMs() const;
+    // encodeMs / ttftMs: TTFT's share spent encoding images; needs images and a first token.
+    double encodeShare() const;
 };
 
 // The engine's counters sampled during a run (the runner takes one every ~100 ms).

@@ -21,6 +21,7 @@ const std::set<std::string>& knownKeys() {
                                             "model_b",
                                             "profiles",
                                             "plugins",
+                                            "mmproj",
                                             "sampling",
                                             "candidate_sampling",
                                             "arrival",
@@ -133,6 +134,9 @@ std::vector<RunConfig::Side> sidesFrom(const Json& j) {
     if (const auto it = j.find("plugins"); it != j.end() && it->is_object())
         for (auto& s : sides)
             if (it->contains(s.label) && (*it)[s.label].is_object()) s.plugins = (*it)[s.label];
+    if (const auto it = j.find("mmproj"); it != j.end() && it->is_object())
+        for (auto& s : sides)
+            if (it->contains(s.label) && (*it)[s.label].is_string()) s.mmproj = (*it)[s.label].get<std::string>();
     return sides;
 }
 
@@ -162,7 +166,8 @@ void RunConfig::setSlo(const Slo& s) {
 OJson toJson(const RunConfig& c) {
     OJson j;
     if (!c.source.empty()) j["source"] = c.source;
-    OJson models = OJson::object(), profiles = OJson::object(), own = OJson::object(), chains = OJson::object();
+    OJson models = OJson::object(), profiles = OJson::object(), own = OJson::object(), chains = OJson::object(),
+          vision = OJson::object();
     const OJson runSampling = c.sampling ? samplingJson(*c.sampling) : OJson();
     for (const auto& s : c.candidates) {
         models[s.label] = s.model;
@@ -171,10 +176,12 @@ OJson toJson(const RunConfig& c) {
         if (s.sampling && samplingJson(*s.sampling) != runSampling)
             own[s.label] = samplingJson(*s.sampling);
         if (s.plugins.is_object()) chains[s.label] = s.plugins;
+        if (!s.mmproj.empty()) vision[s.label] = s.mmproj;
     }
     j["models"] = std::move(models);
     j["profiles"] = std::move(profiles);
     if (!chains.empty()) j["plugins"] = std::move(chains);
+    if (!vision.empty()) j["mmproj"] = std::move(vision);
     if (c.sampling) j["sampling"] = samplingJson(*c.sampling);
     if (!own.empty()) j["candidate_sampling"] = std::move(own);
     if (c.arrival) j["arrival"] = arrivalJson(*c.arrival);

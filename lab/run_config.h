@@ -29,6 +29,8 @@ struct RunConfig {
         // Its plugin chain as recorded (plugins::Chain::record(): each entry's type,
         // configuration and a script's sha256); null: none.
         nlohmann::json plugins;
+        // Its vision encoder (an mmproj GGUF, absolute) for requests with images; empty: none.
+        std::string mmproj;
     };
     std::string source;           // "cli", "gui", "migrate"; "" in older runs
     std::vector<Side> candidates; // in label order as run

@@ -141,7 +141,10 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
         ++st.inFlight;
         const WorkloadRequest& w = requests[list[k]];
         const size_t slot = list[k];
-        if (record) st.records[slot].submittedMs = st.ms(nowNs());
+        if (record) {
+            st.records[slot].submittedMs = st.ms(nowNs());
+            st.records[slot].images = static_cast<int64_t>(w.images.size());
+        }
         engine::InferenceRequest req;
         req.prompt = w.prompt;
         req.maxTokens = w.maxTokens;
@@ -179,6 +182,9 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
                 r.cachedTokens = e.cachedTokens;
                 r.truncatedTokens = e.truncatedTokens;
                 r.outputTokens = e.outputTokens;
+                r.imageTokens = e.imageTokens;
+                r.imagesDropped = e.imagesDropped;
+                r.encodeMs = std::max(0.0, e.encodeMs);
                 r.finishedMs = st.ms(e.timeNs);
                 r.kvBytesPeak = e.kvBytesPeak;
                 r.tokens = e.tokens;
@@ -214,7 +220,8 @@ void issue(Target& target, const std::vector<WorkloadRequest>& requests, const s
             sink = [handle](const engine::RequestEvent& e) { handle(e, nullptr); };
         }
         lock.unlock(); // a rejection calls the sink inside submit
-        const uint64_t id = target.submit(std::move(req), sink);
+        const uint64_t id = w.images.empty() ? target.submit(std::move(req), sink)
+                                             : target.submitImages(std::move(req), w.images, sink);
         lock.lock();
         targetIds.push_back(id);
         if (record && o.onProgress) {

@@ -2,10 +2,13 @@
 #pragma once
 
 #include "engine/session.h"
+#include "lab/workload.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mb::lab {
 
@@ -15,6 +18,20 @@ class Target {
 public:
     virtual ~Target() = default;
     virtual uint64_t submit(engine::InferenceRequest request, engine::EventSink sink) = 0;
+    // A request carrying images to encode first (WorkloadRequest::images). A target without
+    // a vision encoder refuses it: Finished{Rejected} arrives before this returns (id 0).
+    virtual uint64_t submitImages(engine::InferenceRequest request, std::vector<WorkloadImage> images,
+                                  engine::EventSink sink) {
+        if (images.empty()) return submit(std::move(request), std::move(sink));
+        engine::RequestEvent e;
+        e.kind = engine::EventKind::Finished;
+        e.status = engine::FinishStatus::Rejected;
+        e.error = "this candidate has no vision encoder for the request's images (give it an mmproj: --mmproj)";
+        e.timeNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch()).count();
+        sink(e);
+        return 0;
+    }
     virtual bool cancel(uint64_t id) = 0;
     virtual engine::SessionStats stats() const = 0;
     // Blocks until the target has nothing in flight (and any warm-up is over).

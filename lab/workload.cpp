@@ -1,5 +1,6 @@
 // Synthetic workload generation: length draws, arrival processes, the three prompt shapes.
 #include "lab/workload.h"
+#include "lab/workload_images.h"
 
 #include <algorithm>
 #include <cmath>
@@ -148,6 +149,7 @@ std::string WorkloadSpec::validate() const {
                 "arrival.ramp_seconds", "must be >= 0"),
           check(warmupRequests >= 0, "warmup_requests", "must be >= 0")})
         if (!e.empty()) return e;
+    if (std::string e = validateImages(images); !e.empty()) return e;
     // The requests are built in memory before the run: refuse what cannot fit rather than
     // fail (or swap) part-way through building it.
     if (const double tokens = promptTokensBound(); tokens > kMaxPromptTokens) {
@@ -183,7 +185,8 @@ std::vector<double> arrivalTimesMs(const ArrivalSpec& spec, size_t n, Rng& rng) 
     return times;
 }
 
-std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const TokenSpace& tokens) {
+namespace {
+std::vector<WorkloadRequest> buildPrompts(const WorkloadSpec& spec, const TokenSpace& tokens) {
     if (std::string e = spec.validate(); !e.empty())
         throw std::invalid_argument("workload spec: " + e);
     if (tokens.endId <= tokens.firstId || tokens.firstId < 0)
@@ -289,6 +292,14 @@ std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const Token
         r.arrivalMs = times[static_cast<size_t>(i)];
         add(std::move(r));
     }
+    return out;
+}
+
+} // namespace
+
+std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const TokenSpace& tokens) {
+    std::vector<WorkloadRequest> out = buildPrompts(spec, tokens);
+    attachImages(out, spec);
     return out;
 }
 

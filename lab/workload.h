@@ -33,6 +33,21 @@ struct LengthDist {
     std::string validate() const;
 };
 
+// An image a request carries (issue 25, PRODUCT.md §4): a PNG or JPEG file, or a synthetic
+// image drawn from a seed. The target encodes it with its candidate's mmproj and places its
+// tokens right after the prompt's first token (BOS), images in order: llava's layout puts
+// the image before the question.
+struct WorkloadImage {
+    std::string path;          // a file (absolute, or relative to the working folder); empty: synthetic
+    int32_t width = 0;         // synthetic: size in pixels
+    int32_t height = 0;
+    uint64_t seed = 0;         // synthetic: same size and seed, same pixels (syntheticImage)
+    bool synthetic() const { return path.empty(); }
+    // "FILE" or "synthetic WxH #SEED", for messages.
+    std::string describe() const;
+    bool operator==(const WorkloadImage&) const = default;
+};
+
 // One request to issue. Prompts are token ids; the target decodes nothing.
 struct WorkloadRequest {
     uint64_t index = 0;          // position in buildWorkload's result (warm-ups included)
@@ -44,6 +59,8 @@ struct WorkloadRequest {
     int32_t turn = 0;          // multi-turn: issue turn t only after turn t−1 finished
     int64_t group = -1;        // shared-prefix: which group, else -1
     bool warmup = false;       // issued before measuring, never recorded
+    std::vector<WorkloadImage> images; // in order, after the first prompt token; their
+                                       // tokens count toward the context
 };
 
 // Which ids synthetic prompts use: BOS (none when negative), then ids drawn uniformly from
@@ -87,6 +104,18 @@ struct WorkloadSpec {
     ArrivalSpec arrival;
     int32_t warmupRequests = 0;
     uint64_t seed = 0;
+    // Synthetic images (perRequest > 0 switches them on): every request carries perRequest
+    // images of width x height px. Images belong to a request (plain), a group
+    // (shared-prefix: its requests share them) or a conversation (multi-turn: every turn
+    // repeats them); `distinct` > 0 folds those owners onto that many different image sets,
+    // so distinct = 1 gives every request the same images (the prefix cache's case). Warm-ups
+    // get images of their own, never a measured one.
+    struct Images {
+        int32_t perRequest = 0;
+        int32_t width = 336, height = 336;
+        int32_t distinct = 0;
+        static constexpr int32_t kMaxPerRequest = 64;
+    } images;
 
     // Empty when valid, else a one-line reason naming the JSON key (e.g. "arrival.rate").
     // Includes a bound on the prompts' total size (kMaxPromptTokens).
@@ -113,6 +142,7 @@ struct WorkloadSpec {
 // change the measured requests. Throws std::invalid_argument when the spec or the token
 // space is invalid.
 std::vector<WorkloadRequest> buildWorkload(const WorkloadSpec& spec, const TokenSpace& tokens);
+
 
 // The measured requests `spec` runs (warm-ups not counted): groups × perGroup for
 // shared-prefix, conversations × turns for multi-turn, else `requests`. The one count that
@@ -143,7 +173,9 @@ std::vector<std::string> builtinWorkloadNames();
 // ".txt"). JSONL: one object a line, {"prompt": "...", "max_tokens": N} or {"messages":
 // [{"role", "content"}...], "max_tokens": N}; messages become `chat`'s ids when given
 // (engine::chatPrompt with the model's template family), else "role: content\n" lines for
-// `tokenize`; other keys are ignored; max_tokens defaults to `defaultMaxTokens`. Plain
+// `tokenize`; "images": ["a.png", ...] lists PNG or JPEG files the request carries
+// (WorkloadImage, relative paths from the prompt file's folder; at most
+// WorkloadSpec::Images::kMaxPerRequest); other keys are ignored; max_tokens defaults to `defaultMaxTokens`. Plain
 // text: one prompt per non-blank line (a trailing \r is dropped). `tokenize` turns text
 // into ids (add BOS there if the target wants it).
 // Throws std::runtime_error("FILE:LINE: reason") for malformed JSON, a missing or empty
@@ -172,7 +204,7 @@ loadPromptFile(const std::string& path,
 // output {...}, shared_prefix {groups, per_group, prefix_tokens, suffix_tokens},
 // multi_turn {conversations, turns, user_tokens {...}}, arrival {kind:
 // closed|poisson|gamma|ramp, concurrency, rate, burstiness, ramp_seconds},
-// warmup_requests, seed.
+// warmup_requests, seed, images {per_request, width, height, distinct}.
 WorkloadSpec parseWorkloadSpec(const nlohmann::json& j);
 nlohmann::ordered_json toJson(const WorkloadSpec& spec); // all keys; parses back equal
 

@@ -201,6 +201,27 @@ private:
     size_t m_pos = 0, m_end = 0;
 };
 
+// A JSONL object's "images": files, relative ones from the prompt file's folder.
+std::vector<WorkloadImage> jsonlImages(const Json& j, const std::filesystem::path& folder) {
+    const auto it = j.find("images");
+    if (it == j.end()) return {};
+    if (!it->is_array()) throw std::runtime_error("\"images\" must be an array of image file paths");
+    if (it->size() > static_cast<size_t>(WorkloadSpec::Images::kMaxPerRequest))
+        throw std::runtime_error("\"images\": at most " + std::to_string(WorkloadSpec::Images::kMaxPerRequest) +
+                                 " images a request");
+    std::vector<WorkloadImage> out;
+    for (const Json& p : *it) {
+        if (!p.is_string() || p.get_ref<const std::string&>().empty())
+            throw std::runtime_error("\"images\": each entry must be a non-empty file path");
+        std::filesystem::path file(p.get<std::string>());
+        if (file.is_relative()) file = folder / file;
+        WorkloadImage w;
+        w.path = file.lexically_normal().string();
+        out.push_back(std::move(w));
+    }
+    return out;
+}
+
 int32_t jsonlMaxTokens(const Json& j, int32_t fallback) {
     const auto it = j.find("max_tokens");
     if (it == j.end()) return fallback;
@@ -228,7 +249,7 @@ WorkloadSpec parseWorkloadSpec(const nlohmann::json& j) {
     WorkloadSpec s;
     ObjectReader r(j, "",
                    {"name", "requests", "input", "output", "shared_prefix", "multi_turn", "arrival",
-                    "warmup_requests", "seed"});
+                    "warmup_requests", "seed", "images"});
     r.get("name", s.name);
     r.get("requests", s.requests);
     if (const Json* v = r.find("input")) s.input = parseLength(*v, "input", s.input);
@@ -262,6 +283,13 @@ WorkloadSpec parseWorkloadSpec(const nlohmann::json& j) {
     }
     r.get("warmup_requests", s.warmupRequests);
     r.get("seed", s.seed);
+    if (const Json* v = r.find("images")) {
+        ObjectReader im(*v, "images", {"per_request", "width", "height", "distinct"});
+        im.get("per_request", s.images.perRequest);
+        im.get("width", s.images.width);
+        im.get("height", s.images.height);
+        im.get("distinct", s.images.distinct);
+    }
     if (std::string e = s.validate(); !e.empty()) throw std::runtime_error("workload spec: " + e);
     return s;
 }
@@ -286,6 +314,10 @@ nlohmann::ordered_json toJson(const WorkloadSpec& s) {
                     {"ramp_seconds", s.arrival.rampSeconds}};
     j["warmup_requests"] = s.warmupRequests;
     j["seed"] = s.seed;
+    j["images"] = {{"per_request", s.images.perRequest},
+                   {"width", s.images.width},
+                   {"height", s.images.height},
+                   {"distinct", s.images.distinct}};
     return j;
 }
 
@@ -330,6 +362,7 @@ loadPromptFile(const std::string& path,
                 }
                 JsonlPrompt p = jsonlPrompt(j);
                 r.maxTokens = jsonlMaxTokens(j, defaultMaxTokens);
+                r.images = jsonlImages(j, std::filesystem::path(path).parent_path());
                 if (chat && !p.messages.empty()) {
                     r.prompt = chat(p.messages);
                     r.index = out.size();
