@@ -455,6 +455,7 @@ Report buildReport(const std::vector<StoredRun>& runs, const std::optional<Repor
     rep.sections.push_back(candidatesSection(runs));
     rep.sections.push_back(metricsSection(ms));
     rep.sections.push_back(pluginsSection(runs));
+    rep.sections.push_back(imagesSection(runs));
     rep.sections.push_back(chartsSection(ms, sel, rep));
     rep.sections.push_back(traceSection(sel));
     rep.sections.push_back(capacitySection(sel));

@@ -42,7 +42,7 @@ struct ReportChart {
 
 struct ReportSection {
     std::string id; // "summary", "recommendation", "requirements", "candidates", "metrics", "charts", "trace",
-                    // "plugins", "capacity", "migration", "deployment", "runs", "appendix"
+                    // "plugins", "images", "capacity", "migration", "deployment", "runs", "appendix"
     std::string title;
     std::vector<std::string> paragraphs;
     std::vector<ReportTable> tables;
@@ -98,6 +98,10 @@ ReportSection deploymentSection(const std::vector<StoredRun>& runs, const std::o
 // The "plugins" section (report_plugins.cpp): each candidate's plugin chain, its measured cost
 // per request from the stored requests, and each script's approval and audit as recorded.
 ReportSection pluginsSection(const std::vector<StoredRun>& runs);
+
+// The "images" section (report_images.cpp): per candidate, its requests with images, their image
+// tokens, encode time and share of TTFT, cached tokens and dropped images; or that none had one.
+ReportSection imagesSection(const std::vector<StoredRun>& runs);
 
 // The candidate's display name in reports: "#RUN label (profile)".
 std::string candidateName(const StoredRun& run, const StoredCandidate& c);

@@ -178,7 +178,7 @@ TEST_F(SelectCli, BadInputIsOneLineAndExitCodeTwo) {
 namespace {
 
 const char* kSectionTitles[] = {"Executive summary", "Recommendation", "Requirements",
-                                "Candidates, configuration and environment", "Metrics", "Output plugins", "Charts", "Decision trace", "Capacity",
+                                "Candidates, configuration and environment", "Metrics", "Output plugins", "Image input", "Charts", "Decision trace", "Capacity",
                                 "Migration checklist and flowchart", "Deployment", "Runs (raw data)",
                                 "Appendix: score formulas"};
 

@@ -14,7 +14,7 @@ using mb::test::Behaviour;
 namespace {
 
 const std::vector<std::string> kSections = {"summary", "recommendation", "requirements", "candidates",
-                                            "metrics", "plugins", "charts", "trace",        "capacity", "migration",
+                                            "metrics", "plugins", "images", "charts", "trace",        "capacity", "migration",
                                             "deployment", "runs",        "appendix"};
 
 const ReportSection& section(const Report& r, const std::string& id) {
@@ -288,4 +288,34 @@ TEST(Report, PluginsSectionShowsTheChainItsCostPerModeAndTheAudit) {
     EXPECT_EQ(audits->rows[0][3], "ana");
     EXPECT_EQ(audits->rows[0][5], "0 / 1 / 2");
     EXPECT_EQ(audits->rows[0][7], "seccomp");
+}
+
+TEST(Report, ImagesSectionShowsEncodeTimeItsShareAndTheCacheEffect) {
+    Fixture f = fixture();
+    EXPECT_NE(section(buildReport(f.runs, std::nullopt, "t"), "images").paragraphs[0].find("No request"),
+              std::string::npos);
+    StoredRun& run = f.runs[0];
+    RunConfig config = runConfigFromText(run.info.configJson);
+    if (config.candidates.empty()) config.candidates = {{"a", "", "fast", std::nullopt, nullptr}, {"b", "", "regular", std::nullopt, nullptr}};
+    for (auto& side : config.candidates) side.mmproj = "/models/vision-f16.gguf";
+    run.info.configJson = toJson(config).dump();
+    for (auto& c : run.candidates)
+        for (auto& r : c.requests) {
+            r.images = 1;
+            r.imageTokens = 16;
+            r.encodeMs = c.info.label == "a" ? 30.0 : 90.0;
+        }
+    const Report r = buildReport(f.runs, std::nullopt, "t");
+    const ReportTable* images = table(r, "Requests with images");
+    ASSERT_TRUE(images);
+    ASSERT_EQ(images->rows.size(), 2u);
+    EXPECT_EQ(images->rows[0][1], "vision-f16.gguf");
+    EXPECT_EQ(images->rows[0][4], "16");
+    EXPECT_EQ(images->rows[0][5], "30.0");
+    EXPECT_EQ(images->rows[1][5], "90.0");
+    // Share of TTFT: the fixture's TTFTs are around 300 and 900 ms, so both near 0.1.
+    const double shareA = std::stod(images->rows[0][8]);
+    EXPECT_GT(shareA, 0.05);
+    EXPECT_LT(shareA, 0.2);
+    EXPECT_NE(images->rows[0][9], images->rows[1][9]); // fast caches, regular does not in the fixture
 }
