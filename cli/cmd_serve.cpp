@@ -2,8 +2,9 @@
 #include "cli/command_util.h"
 #include "cli/plugin_options.h"
 
-#include "engine/gguf.h"
 #include "engine/chat_template.h"
+#include "engine/clip_model.h"
+#include "engine/gguf.h"
 #include "engine/llama_model.h"
 #include "engine/session.h"
 #include "server/openai_server.h"
@@ -24,9 +25,23 @@ struct ServeArgs {
     int threads = 1;
     std::string device;
     int httpThreads = 64;
+    std::string mmproj; // the vision encoder + projector: chat messages may carry image_url parts
     std::string db;     // where script plugins' approvals are (empty: the default store)
     PluginArgs plugins; // --plugins: the chain applied to every response
 };
+
+// The mmproj, checked before the server listens: a bad file or a projector whose width is not
+// the model's embedding width is a one-line error (exit code 2).
+std::shared_ptr<const engine::ClipModel> loadVision(const std::string& path, int64_t modelWidth) {
+    requireReadableFile(path, "mmproj file");
+    try {
+        auto clip = std::make_shared<const engine::ClipModel>(engine::ClipModel::load(path));
+        clip->checkEmbeddingWidth(modelWidth);
+        return clip;
+    } catch (const engine::ClipError& e) {
+        throw UsageError(e.what());
+    }
+}
 
 void runServe(const ServeArgs& a) {
     requireReadableFile(a.model, "model file");
@@ -64,6 +79,8 @@ void runServe(const ServeArgs& a) {
         const engine::ChatTemplateChoice chat = engine::chatTemplateOf(checked->file());
         o.chatFamily = chat.family;
         if (!chat.note.empty()) std::cerr << "serve: note: " << chat.note << '\n';
+        if (!a.mmproj.empty()) o.vision = loadVision(a.mmproj, checked->config().dim);
+        o.visionThreads = a.threads;
     }
     // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else) that stops the server.
     sigset_t stopSignals;
@@ -78,7 +95,11 @@ void runServe(const ServeArgs& a) {
     std::cerr << "serve: " << o.modelName << " under the " << profile.name << " profile on http://" << o.host << ":"
               << port << " (" << a.threads << " threads on " << device.id() << ", chat template " << engine::chatFamilyName(o.chatFamily)
               << (o.apiKey.empty() ? "" : ", API key required")
-              << (o.plugins ? ", plugins " + o.plugins->describe() : std::string()) << ")\n"
+              << (o.plugins ? ", plugins " + o.plugins->describe() : std::string())
+              << (o.vision ? ", images through " + o.vision->path() + " (" + std::to_string(o.vision->imageTokens()) +
+                                 " tokens each)"
+                           : std::string())
+              << ")\n"
               << "serve: POST /v1/completions /v1/chat/completions, GET /v1/models /health /metrics; Ctrl+C stops\n";
     std::thread stopper([&] {
         int sig = 0;
@@ -108,6 +129,9 @@ void addServeCommand(CLI::App& root) {
     cmd->add_option("--http-threads", args->httpThreads, "Requests served at once (each stream holds one; /health and /metrics have their own)")
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
+    cmd->add_option("--mmproj", args->mmproj,
+                    "llava vision encoder + projector (mmproj GGUF): chat messages may then carry image_url parts "
+                    "with data: URLs");
     addThreadsOption(*cmd, args->threads);
     addDeviceOption(*cmd, args->device);
     addPluginOptions(*cmd, args->plugins, false);

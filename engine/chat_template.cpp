@@ -190,8 +190,20 @@ std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, c
 
 CappedTokens chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
                         size_t maxTokens) {
+    ChatSegments s = chatPromptSegments(tokenizer, family, messages, {}, 0, maxTokens);
+    CappedTokens capped{std::move(s.text.front()), s.overCap};
+    if (capped.overCap) capped.ids.resize(maxTokens + 1);
+    return capped;
+}
+
+namespace {
+
+// The pieces of `messages` with each special marker resolved to its id, or the plain form
+// when the vocabulary lacks one of them.
+std::vector<ChatPiece> resolvedPieces(const Tokenizer& tokenizer, ChatFamily family,
+                                      const std::vector<ChatMessage>& messages,
+                                      std::unordered_map<std::string, int32_t>& specials) {
     std::vector<ChatPiece> pieces = chatPieces(family, messages);
-    std::unordered_map<std::string, int32_t> specials;
     const auto& tokens = tokenizer.vocab().tokens;
     for (const ChatPiece& p : pieces)
         if (p.kind == Kind::Special && !specials.count(p.text)) {
@@ -199,35 +211,60 @@ CappedTokens chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std
             for (size_t i = 0; i < tokens.size() && id < 0; ++i)
                 if (tokens[i] == p.text) id = static_cast<int32_t>(i);
             if (id < 0) { // the vocabulary lacks the family's markers
-                pieces = plain(messages);
-                break;
+                specials.clear();
+                return plain(messages);
             }
             specials.emplace(p.text, id);
         }
-    CappedTokens capped;
-    std::vector<int32_t>& out = capped.ids;
+    return pieces;
+}
+
+} // namespace
+
+ChatSegments chatPromptSegments(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
+                                const std::string& imageMarker, int64_t imageTokens, size_t maxTokens) {
+    std::unordered_map<std::string, int32_t> specials;
+    const std::vector<ChatPiece> pieces = resolvedPieces(tokenizer, family, messages, specials);
+    ChatSegments out;
+    out.text.emplace_back();
+    size_t positions = 0;
+    const auto push = [&](int32_t id) {
+        out.text.back().push_back(id);
+        ++positions;
+    };
+    const auto encode = [&](const std::string& text) {
+        if (text.empty() || positions > maxTokens) return;
+        const auto ids = tokenizer.encode(text, false, maxTokens - positions).ids;
+        out.text.back().insert(out.text.back().end(), ids.begin(), ids.end());
+        positions += ids.size();
+    };
     for (const ChatPiece& p : pieces) {
-        if (out.size() > maxTokens) break;
+        if (positions > maxTokens) break;
         switch (p.kind) {
         case Kind::Bos:
-            if (tokenizer.vocab().addBos && tokenizer.bos() >= 0) out.push_back(tokenizer.bos());
+            if (tokenizer.vocab().addBos && tokenizer.bos() >= 0) push(tokenizer.bos());
             break;
         case Kind::Eos:
-            if (tokenizer.vocab().eos >= 0) out.push_back(tokenizer.vocab().eos);
+            if (tokenizer.vocab().eos >= 0) push(tokenizer.vocab().eos);
             break;
-        case Kind::Special: out.push_back(specials.at(p.text)); break;
+        case Kind::Special: push(specials.at(p.text)); break;
         case Kind::Text: {
-            const auto ids = tokenizer.encode(p.text, false, maxTokens - out.size()).ids;
-            out.insert(out.end(), ids.begin(), ids.end());
+            size_t from = 0;
+            for (size_t at; !imageMarker.empty() && (at = p.text.find(imageMarker, from)) != std::string::npos;) {
+                encode(p.text.substr(from, at - from));
+                from = at + imageMarker.size();
+                out.text.emplace_back();
+                positions += static_cast<size_t>(imageTokens);
+                if (positions > maxTokens) break;
+            }
+            if (positions <= maxTokens) encode(p.text.substr(from));
             break;
         }
         }
     }
-    if (out.size() > maxTokens) {
-        capped.overCap = true;
-        out.resize(maxTokens + 1);
-    }
-    return capped;
+    out.positions = static_cast<int64_t>(positions);
+    out.overCap = positions > maxTokens;
+    return out;
 }
 
 } // namespace mb::engine

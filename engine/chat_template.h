@@ -59,4 +59,18 @@ std::vector<int32_t> chatPrompt(const Tokenizer& tokenizer, ChatFamily family, c
 CappedTokens chatPrompt(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
                         size_t maxTokens);
 
+// A chat prompt with images: the token ids of the text between them. Image k sits between
+// text[k] and text[k + 1], so there are images + 1 segments (some may be empty).
+struct ChatSegments {
+    std::vector<std::vector<int32_t>> text;
+    int64_t positions = 0; // text ids plus imageTokens per image (counted up to where encoding stopped)
+    bool overCap = false;  // more than maxTokens positions: encoding stopped early
+};
+// chatPrompt's ids, cut wherever `imageMarker` (non-empty) occurs in a message's content: the
+// marker stands for an image of `imageTokens` positions, and the text on each side is encoded
+// separately (as llava tokenizes the text around an image). The positions count toward
+// maxTokens; past it encoding stops and overCap is set. Throws as chatPieces does.
+ChatSegments chatPromptSegments(const Tokenizer& tokenizer, ChatFamily family, const std::vector<ChatMessage>& messages,
+                                const std::string& imageMarker, int64_t imageTokens, size_t maxTokens);
+
 } // namespace mb::engine

@@ -9,11 +9,13 @@ std::string dumpJson(const Json& j) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-Json usageOf(int64_t promptTokens, int64_t outputTokens, int64_t cachedTokens) {
-    return {{"prompt_tokens", promptTokens},
-            {"completion_tokens", outputTokens},
-            {"total_tokens", promptTokens + outputTokens},
-            {"prompt_tokens_details", {{"cached_tokens", cachedTokens}}}};
+Json usageOf(int64_t promptTokens, int64_t outputTokens, int64_t cachedTokens, int64_t imageTokens) {
+    Json usage{{"prompt_tokens", promptTokens},
+               {"completion_tokens", outputTokens},
+               {"total_tokens", promptTokens + outputTokens},
+               {"prompt_tokens_details", {{"cached_tokens", cachedTokens}}}};
+    if (imageTokens > 0) usage["prompt_tokens_details"]["image_tokens"] = imageTokens;
+    return usage;
 }
 
 const char* finishReasonOf(const engine::RequestEvent& e, bool endedByPlugin) {
@@ -66,7 +68,7 @@ void Exchange::finish(const engine::RequestEvent& e) {
                          {"created", shape.created},
                          {"model", shape.model},
                          {"choices", Json::array()},
-                         {"usage", usageOf(e.promptTokens, e.outputTokens, e.cachedTokens)}};
+                         {"usage", usageOf(e.promptTokens, e.outputTokens, e.cachedTokens, e.imageTokens)}};
         chunks.push_back("data: " + dumpJson(chunk) + "\n\n");
     }
     chunks.push_back("data: [DONE]\n\n");
@@ -98,6 +100,7 @@ void Exchange::onEvent(const engine::RequestEvent& e, const std::string& shown, 
             end.timeNs = e.timeNs;
             end.status = engine::FinishStatus::Ok;
             end.promptTokens = shape.promptTokens;
+            end.imageTokens = shape.imageTokens;
             end.outputTokens = tokens;
             if (run->failed()) postprocessError = "post-processing failed: " + run->failure();
             endedByPlugin = run->ended();

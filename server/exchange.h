@@ -23,11 +23,13 @@ struct ResponseShape {
     std::string id;        // "chatcmpl-N" / "cmpl-N"
     int64_t created = 0;   // Unix seconds
     std::string model;     // the served model's name
-    int64_t promptTokens = 0;
+    int64_t promptTokens = 0; // positions, image positions included
+    int64_t imageTokens = 0;  // of those, image positions
 };
 
 std::string dumpJson(const nlohmann::json& j); // invalid UTF-8 replaced
-nlohmann::json usageOf(int64_t promptTokens, int64_t outputTokens, int64_t cachedTokens);
+// OpenAI's usage object; prompt_tokens_details.image_tokens only when the prompt had images.
+nlohmann::json usageOf(int64_t promptTokens, int64_t outputTokens, int64_t cachedTokens, int64_t imageTokens = 0);
 // "content_filter" when a plugin ended the response, else "stop" (EOS) or "length"; null
 // when the request did not finish Ok.
 const char* finishReasonOf(const engine::RequestEvent& e, bool endedByPlugin);

@@ -4,6 +4,10 @@
 #include "server/exchange.h"
 #include "server/guarded_http_server.h"
 #include "server/request_head.h"
+#include "server/request_prompt.h"
+#include "server/vision_encoder.h"
+
+#include "engine/clip_model.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -34,7 +38,6 @@ int64_t nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
-// A client error: HTTP status, OpenAI error type, message.
 // Request bodies above this are refused with 413 (a 131,072-token prompt is well under 1 MiB).
 constexpr size_t kMaxBodyBytes = size_t{16} << 20;
 
@@ -49,11 +52,6 @@ bool bearerMatches(const std::string& header, const std::string& key) {
     return header.compare(at, std::string::npos, key) == 0;
 }
 
-struct ApiError {
-    int status;
-    std::string type;
-    std::string message;
-};
 
 std::string dump(const Json& j) {
     return dumpJson(j);
@@ -102,81 +100,21 @@ struct OpenAiServer::Impl {
     ServerMetrics metrics;
     std::atomic<uint64_t> nextId{1};
     std::atomic<bool> stopping{false};
+    std::unique_ptr<VisionEncoder> vision; // with options.vision
 
     Impl(engine::Session& s, ServerOptions o)
         : session(s), options(std::move(o)),
           http(GateLimits{.workers = options.httpThreads,
                           .headTimeout = options.headTimeout,
                           .bodyTimeout = options.bodyTimeout,
-                          .maxBodyBytes = kMaxBodyBytes}) {}
-
-    // The prompt's token ids from a chat body's messages or a completion body's prompt
-    // (nulls already removed). Throws ApiError (400) for a malformed or oversized prompt.
-    std::vector<int32_t> promptOf(const Json& body, bool chat) const {
-        auto bad = [](const std::string& m) { return ApiError{400, "invalid_request_error", m}; };
-        std::vector<int32_t> ids;
-        const auto& tok = session.tokenizer();
-        // Under `reject`, a prompt that cannot fit the context is refused before it is encoded
-        // whole, with the session's wording: first by its length in bytes (each token stands for
-        // at most tok.longestTokenBytes() of them), then by an encode that stops one token over.
-        // Truncating profiles keep part of the prompt, so they still encode all of it.
-        const int64_t limit = session.contextLimit();
-        const bool refuse = session.profile().truncation == engine::Truncation::Reject && limit >= 0;
-        const size_t cap = refuse ? static_cast<size_t>(limit) : SIZE_MAX;
-        const auto overContext = [&](const std::string& tokens) { return bad(session.promptOverContext(tokens)); };
-        const auto checkBytes = [&](size_t bytes, size_t extraTokens) {
-            if (const size_t least = tok.minTokens(bytes) + extraTokens; refuse && least > cap)
-                throw overContext("at least " + std::to_string(least));
-        };
-        const auto checkCap = [&](engine::CappedTokens t) {
-            if (t.overCap) throw overContext("more than " + std::to_string(cap));
-            return std::move(t.ids);
-        };
-        const auto encode = [&](const Json& text) {
-            const std::string& s = text.get_ref<const std::string&>();
-            const bool bos = tok.vocab().addBos && tok.bos() >= 0;
-            checkBytes(s.size(), bos ? 1 : 0);
-            return checkCap(tok.encode(s, tok.vocab().addBos, cap));
-        };
-        if (chat) {
-            if (!body.contains("messages") || !body["messages"].is_array())
-                throw bad("messages: required, an array of {role, content}");
-            std::vector<engine::ChatMessage> messages;
-            size_t contentBytes = 0; // every content is in the prompt verbatim
-            for (const auto& m : body["messages"]) {
-                if (!m.is_object() || !m.contains("role") || !m.contains("content") || !m["content"].is_string())
-                    throw bad("messages: each needs a role and a string content");
-                contentBytes += m["content"].get_ref<const std::string&>().size();
-                checkBytes(contentBytes, 0);
-                messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
-            }
-            try {
-                ids = checkCap(engine::chatPrompt(tok, options.chatFamily, messages, cap));
-            } catch (const std::invalid_argument& e) {
-                throw bad(std::string("messages: ") + e.what());
-            }
-        } else {
-            if (!body.contains("prompt")) throw bad("prompt: required (a string or an array of token ids)");
-            const Json& prompt = body["prompt"];
-            if (prompt.is_string()) {
-                ids = encode(prompt);
-            } else if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
-                ids = encode(prompt[0]);
-            } else if (prompt.is_array() && !prompt.empty() && prompt[0].is_number_integer()) {
-                ids.reserve(prompt.size());
-                for (const Json& id : prompt) { // range-checked: a wrapped id would be another token
-                    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-                        throw bad("prompt: token id " + id.dump() + " is not a token id");
-                    ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
-                }
-            } else {
-                throw bad("prompt: a string, a one-string array or an array of token ids");
-            }
+                          .maxBodyBytes = kMaxBodyBytes}) {
+        if (options.vision) {
+            options.vision->checkEmbeddingWidth(session.config().dim); // throws engine::ClipError
+            vision = std::make_unique<VisionEncoder>(options.vision, options.visionThreads);
         }
-        return ids;
     }
 
-    ParsedRequest parse(const httplib::Request& req, bool chat) const {
+    ParsedRequest parse(const httplib::Request& req, bool chat) {
         Json body;
         try {
             body = Json::parse(req.body);
@@ -184,7 +122,7 @@ struct OpenAiServer::Impl {
             throw ApiError{400, "invalid_request_error", std::string("the body is not JSON: ") + e.what()};
         }
         if (!body.is_object()) throw ApiError{400, "invalid_request_error", "the body must be a JSON object"};
-        auto bad = [](const std::string& m) { return ApiError{400, "invalid_request_error", m}; };
+        const auto bad = badRequest;
         try {
             if (body.contains("model") && !body["model"].is_null() && !options.modelName.empty() &&
                 body["model"].get<std::string>() != options.modelName)
@@ -205,7 +143,8 @@ struct OpenAiServer::Impl {
             p.stream = body.value("stream", false);
             if (body.contains("stream_options") && body["stream_options"].is_object())
                 p.includeUsage = body["stream_options"].value("include_usage", false);
-            p.inference.prompt = promptOf(body, chat);
+            if (chat) p.inference = chatRequestOf(body, {session, options.chatFamily, vision.get(), metrics});
+            else p.inference.prompt = completionPromptOf(body, session);
             const int64_t maxTokens =
                 body.contains("max_completion_tokens") ? body["max_completion_tokens"].get<int64_t>()
                                                        : body.value("max_tokens", int64_t{chat ? 256 : 16});
@@ -237,8 +176,10 @@ struct OpenAiServer::Impl {
         const std::string id = (chat ? "chatcmpl-" : "cmpl-") + std::to_string(nextId++);
         const int64_t created =
             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+        int64_t imageTokens = 0;
+        for (const engine::PromptImage& im : p.inference.images) imageTokens += im.count;
         ResponseShape shape{chat, p.stream, p.includeUsage, id, created, options.modelName,
-                            static_cast<int64_t>(p.inference.prompt.size())};
+                            static_cast<int64_t>(p.inference.prompt.size()), imageTokens};
         auto ex = std::make_shared<Exchange>(std::move(shape), session, metrics);
         ex->submittedNs = nowNs();
         engine::EventSink sink;
@@ -343,7 +284,7 @@ struct OpenAiServer::Impl {
                               {"created", created},
                               {"model", options.modelName},
                               {"choices", Json::array({choice})},
-                              {"usage", usageOf(e.promptTokens, e.outputTokens, e.cachedTokens)}}),
+                              {"usage", usageOf(e.promptTokens, e.outputTokens, e.cachedTokens, e.imageTokens)}}),
                         "application/json");
     }
 

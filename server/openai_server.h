@@ -10,6 +10,10 @@
 #include <memory>
 #include <string>
 
+namespace mb::engine {
+class ClipModel;
+}
+
 namespace mb::server {
 
 struct ServerOptions {
@@ -25,16 +29,22 @@ struct ServerOptions {
     // Output plugins applied to every response, streamed or not (PRODUCT.md §11); a plugin
     // that ends a response gives finish_reason "content_filter", one that fails an error.
     std::shared_ptr<const plugins::Chain> plugins;
+    // The vision encoder + projector (serve --mmproj), its width checked against the model's;
+    // null: image parts are refused. visionThreads: the encoder's pool (one encode at a time).
+    std::shared_ptr<const engine::ClipModel> vision;
+    int visionThreads = 1;
 };
 
 // Endpoints: POST /v1/completions and /v1/chat/completions (streaming as server-sent
 // events ending in `data: [DONE]`, or one JSON response; `stream_options.include_usage`
 // adds a usage chunk with `prompt_tokens_details.cached_tokens`), GET /v1/models,
 // GET /health, GET /metrics (Prometheus text). Completions take a string or an array of
-// token ids as the prompt. Errors are OpenAI-shaped JSON: 400 for a bad request or a
-// prompt over the profile's limit, 401 without the key, 404 for another model name,
-// 503 when the session's queue is full. A client that disconnects mid-stream has its
-// request cancelled.
+// token ids as the prompt. A chat message's content may be an array of text and image_url
+// parts (data: URLs only, server/image_parts.h; needs `vision`): each image is encoded on
+// the request's HTTP worker, one at a time, and its positions count as prompt tokens.
+// Errors are OpenAI-shaped JSON: 400 for a bad request or a prompt over the profile's
+// limit, 401 without the key, 404 for another model name, 503 when the session's queue is
+// full. A client that disconnects mid-stream has its request cancelled.
 //
 // Threads: connections wait for their request head in the gate's reception thread
 // (server/guarded_http_server.h), then a worker runs the handler; tokens arrive on

@@ -64,6 +64,12 @@ void ServerMetrics::requestFailed() {
     ++m_errors;
 }
 
+void ServerMetrics::imageEncoded(double seconds) {
+    std::lock_guard g(m_mutex);
+    ++m_images;
+    m_imageSeconds += seconds;
+}
+
 std::string ServerMetrics::render(const engine::SessionStats& stats, const std::string& modelName) const {
     std::ostringstream o;
     const std::string label = "{model_name=\"" + escape(modelName) + "\"}";
@@ -101,6 +107,10 @@ std::string ServerMetrics::render(const engine::SessionStats& stats, const std::
            static_cast<double>(m_requests));
     scalar("modebench_request_errors_total", "counter", "Requests that failed, were rejected or were malformed.",
            static_cast<double>(m_errors));
+    scalar("modebench_images_encoded_total", "counter", "Images encoded by the vision encoder (--mmproj).",
+           static_cast<double>(m_images));
+    scalar("modebench_image_encode_seconds_total", "counter",
+           "Time spent encoding images (preprocessing, encoder, projector), seconds.", m_imageSeconds);
     return o.str();
 }
 

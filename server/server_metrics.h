@@ -29,6 +29,8 @@ public:
 
     void requestFinished(double ttftSeconds, double e2eSeconds, int64_t promptTokens, int64_t outputTokens);
     void requestFailed();
+    // One image through the vision encoder, `seconds` of encoding (waiting excluded).
+    void imageEncoded(double seconds);
 
     // The exposition text (version 0.0.4): the recorded metrics plus the session's
     // counters and gauges (prefix cache, running, waiting, KV usage).
@@ -42,6 +44,8 @@ private:
     uint64_t m_generationTokens = 0;
     uint64_t m_errors = 0;
     uint64_t m_requests = 0;
+    uint64_t m_images = 0;
+    double m_imageSeconds = 0;
 };
 
 } // namespace mb::server

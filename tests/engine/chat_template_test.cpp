@@ -96,3 +96,39 @@ TEST(ChatTemplate, RealVocabulariesTakeTheMarkersAsSpecialIds) {
     // Llama 3's markers are not in Qwen's vocabulary: the plain form.
     EXPECT_EQ(chatPrompt(*qwen3, ChatFamily::Llama3, chat), chatPrompt(*qwen3, ChatFamily::Plain, chat));
 }
+
+// Images in chat: the marker cuts the ids where the image goes (the text around it encoded on
+// its own), each image counts its positions toward the cap, and no marker means chatPrompt.
+TEST(ChatTemplate, SegmentsCutAtImageMarkersAndCountImagePositions) {
+    MB_REQUIRE_DATA(llama3Path, "vocab/ggml-vocab-llama3.gguf");
+    const auto tok = Tokenizer::create(Vocab::fromGguf(GgufFile::open(llama3Path.string())));
+    const std::string m = "\x1f[img]\x1f";
+    const std::vector<ChatMessage> chat = {{"user", "Look: " + m + " and " + m}, {"user", "Which?"}};
+    const ChatSegments s = chatPromptSegments(*tok, ChatFamily::Llama3, chat, m, 16, SIZE_MAX);
+    ASSERT_EQ(s.text.size(), 3u);
+    EXPECT_FALSE(s.overCap);
+    // Segment by segment, the rendered text cut at the markers, each piece encoded on its own.
+    const auto& toks = tok->vocab().tokens;
+    auto idOf = [&](const std::string& t) {
+        return static_cast<int32_t>(std::find(toks.begin(), toks.end(), t) - toks.begin());
+    };
+    auto cat = [](std::vector<int32_t> a, const std::vector<int32_t>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
+    std::vector<int32_t> head{tok->bos(), idOf("<|start_header_id|>")};
+    head = cat(cat(head, tok->encode("user", false)), {idOf("<|end_header_id|>")});
+    head = cat(cat(head, tok->encode("\n\n", false)), tok->encode("Look: ", false));
+    EXPECT_EQ(s.text[0], head);
+    EXPECT_EQ(s.text[1], tok->encode(" and ", false));
+    EXPECT_EQ(s.text[2].front(), idOf("<|eot_id|>")); // right after the second image
+    EXPECT_EQ(s.positions, static_cast<int64_t>(s.text[0].size() + s.text[1].size() + s.text[2].size()) + 32);
+    // Without the marker the one segment is chatPrompt's ids.
+    const ChatSegments plain = chatPromptSegments(*tok, ChatFamily::Llama3, kChat, m, 16, SIZE_MAX);
+    ASSERT_EQ(plain.text.size(), 1u);
+    EXPECT_EQ(plain.text[0], chatPrompt(*tok, ChatFamily::Llama3, kChat));
+    // The cap counts image positions: room for the text but not the two images.
+    const size_t textOnly = s.text[0].size() + s.text[1].size() + s.text[2].size();
+    EXPECT_TRUE(chatPromptSegments(*tok, ChatFamily::Llama3, chat, m, 16, textOnly + 31).overCap);
+    EXPECT_FALSE(chatPromptSegments(*tok, ChatFamily::Llama3, chat, m, 16, textOnly + 32).overCap);
+}
