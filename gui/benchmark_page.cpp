@@ -3,6 +3,7 @@
 
 #include "gui/benchmark_charts.h"
 #include "gui/candidate_editor.h"
+#include "gui/job_candidates.h"
 #include "gui/workload_designer.h"
 #include "lab/sweep.h"
 
@@ -254,6 +255,11 @@ void BenchmarkPage::run() {
     job.runName = m_name->text().trimmed();
     job.dbPath = m_dbPath;
     job.allowUnsandboxed = m_allowUnsandboxed;
+    if (const QString why = imagesRefused({job.a, job.b}, job.workload.images.perRequest > 0); !why.isEmpty()) {
+        m_status->setText(tr("Not started: %1. (A candidate's Vision row takes its mmproj file; or set Images to 0.)")
+                              .arg(why));
+        return;
+    }
     if (const QString kind = m_sweep->currentData().toString(); !kind.isEmpty()) {
         QString why;
         lab::SweepOptions check;

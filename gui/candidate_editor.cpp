@@ -61,7 +61,10 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     m_apiKeyEnv->setVisible(false);
     form->addRow(m_apiKeyEnv);
     connect(m_profile, &QComboBox::currentTextChanged, this, [this](const QString& text) {
-        m_apiKeyEnv->setVisible(text.startsWith(QLatin1String("remote:")));
+        const bool remote = text.startsWith(QLatin1String("remote:"));
+        m_apiKeyEnv->setVisible(remote);
+        m_mmproj->setEnabled(!remote); // remote targets take no images yet
+        m_mmprojBrowse->setEnabled(!remote);
     });
 
     m_device = new QComboBox;
@@ -74,6 +77,7 @@ CandidateEditor::CandidateEditor(const QString& label, const QString& title, boo
     m_threads->setRange(1, 256);
     form->addRow(tr("Threads"), m_threads);
     addPluginsRow(form, prefix);
+    addMmprojRow(form, prefix);
 
     if (withSampling) {
         m_temperature = new QDoubleSpinBox;
@@ -129,6 +133,29 @@ void CandidateEditor::addPluginsRow(QFormLayout* form, const QString& prefix) {
     m_pluginsInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_pluginsInfo->setVisible(false);
     form->addRow(m_pluginsInfo);
+}
+
+void CandidateEditor::addMmprojRow(QFormLayout* form, const QString& prefix) {
+    m_mmproj = new QLineEdit;
+    m_mmproj->setObjectName(prefix + QStringLiteral("mmproj"));
+    m_mmproj->setPlaceholderText(tr("vision encoder (llava mmproj GGUF) for images; empty: none"));
+    m_mmproj->setToolTip(tr("Encodes the images a prompt carries; its projector must match the model's width"));
+    auto* browse = new QPushButton(tr("Browse…"));
+    browse->setObjectName(prefix + QStringLiteral("mmproj_browse"));
+    browse->setToolTip(tr("Choose an mmproj GGUF file"));
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, tr("Vision encoder"), QString(), tr("mmproj GGUF (*.gguf)"));
+        if (!f.isEmpty()) setMmprojPath(f);
+    });
+    m_mmprojBrowse = browse;
+    auto* row = new QHBoxLayout;
+    row->addWidget(m_mmproj, 1);
+    row->addWidget(browse);
+    form->addRow(tr("Vision"), row);
+}
+
+void CandidateEditor::setMmprojPath(const QString& path) {
+    m_mmproj->setText(path);
 }
 
 void CandidateEditor::setPluginsPath(const QString& path) {
@@ -209,6 +236,7 @@ CandidateSpec CandidateEditor::spec() const {
     s.device = m_device->currentText();
     s.threads = m_threads->value();
     s.pluginsPath = m_plugins->text().trimmed();
+    s.mmprojPath = m_mmproj->text().trimmed();
     if (m_temperature) {
         s.sampling.temperature = static_cast<float>(m_temperature->value());
         s.sampling.topK = m_topK->value();

@@ -18,9 +18,10 @@ namespace mb::gui {
 
 // UI thread. Child widgets are named "<objectName>.model", ".profile", ".device",
 // ".threads", ".temperature", ".top_k", ".top_p", ".seed", ".api_key_env", ".plugins",
-// ".plugins_browse", ".plugins_description" for tests. The
+// ".plugins_browse", ".plugins_description", ".mmproj", ".mmproj_browse" for tests. The
 // profile may also be "remote:http://HOST:PORT[/v1][#MODEL]" (an OpenAI-compatible server;
-// the model file then only supplies the tokenizer).
+// the model file then only supplies the tokenizer, and the mmproj row is disabled: remote
+// candidates take no images).
 class CandidateEditor : public QGroupBox {
     Q_OBJECT
 public:
@@ -39,6 +40,8 @@ public:
     // the approvals of `setDatabasePath`'s store (empty: the app's default).
     void setPluginsPath(const QString& path);
     void setDatabasePath(const QString& path);
+    // The vision encoder + projector (llava mmproj GGUF) for prompts with images; empty: none.
+    void setMmprojPath(const QString& path);
     QString pluginsDescription() const; // the label's text (tests)
     bool pluginsOk() const { return m_pluginsOk; }
 
@@ -51,6 +54,7 @@ private:
     void describeDone(const QString& file, const QString& text, bool ok);
     void showDescription(const QString& file, const QString& text, bool ok);
     void addPluginsRow(QFormLayout* form, const QString& prefix);
+    void addMmprojRow(QFormLayout* form, const QString& prefix);
 
     QString m_label;
     QComboBox* m_model;
@@ -64,6 +68,8 @@ private:
     QSpinBox* m_seed = nullptr;
     QLineEdit* m_plugins = nullptr;
     QLabel* m_pluginsInfo = nullptr;
+    QLineEdit* m_mmproj = nullptr;
+    QWidget* m_mmprojBrowse = nullptr;
     QString m_dbPath;
     bool m_pluginsOk = true;
     // One description load at a time; a file chosen meanwhile waits in m_pendingPlugins.

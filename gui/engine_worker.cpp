@@ -4,20 +4,17 @@
 #include "engine/chat_template.h"
 
 #include "db/sqlite_run_sink.h"
-#include "engine/devices.h"
 #include "engine/gguf.h"
 #include "engine/quantize_model.h"
 #include "engine/synthetic_model.h"
 #include "engine/tokenizer.h"
 #include "engine/vocab.h"
 #include "gui/event_coalescer.h"
+#include "gui/job_candidates.h"
 #include "gui/model_description.h"
-#include "gui/plugin_chains.h"
 #include "lab/comparison.h"
-#include "lab/environment.h"
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
-#include "lab/remote_target.h"
 #include "lab/run_config.h"
 #include "lab/sweep.h"
 
@@ -32,41 +29,6 @@ namespace mb::gui {
 
 namespace {
 
-// `dbPath` and `allowUnsandboxed` are the job's: the chain's scripts must be approved there.
-lab::Candidate toCandidate(const CandidateSpec& spec, const QString& dbPath, bool allowUnsandboxed) {
-    if (spec.modelPath.isEmpty()) throw std::runtime_error("candidate " + spec.label.toStdString() + ": no model chosen");
-    if (const std::string why = spec.sampling.validate(); !why.empty())
-        throw std::runtime_error("candidate " + spec.label.toStdString() + ": " + why);
-    lab::Candidate c;
-    c.label = spec.label.toStdString();
-    // The device list offers only devices that exist; a stale setting (a GPU since removed)
-    // falls back to the CPU, and a device index that does not exist is refused.
-    try {
-        c.device = engine::resolveDevice(spec.device.toStdString()).device;
-    } catch (const std::invalid_argument& e) {
-        throw std::runtime_error("candidate " + c.label + ": " + e.what());
-    }
-    c.modelPath = spec.modelPath.toStdString(); // remote: still the tokenizer of the prompts
-    if (lab::RemoteSpec::isRemote(spec.profile.toStdString())) {
-        lab::RemoteSpec::parse(spec.profile.toStdString()); // a malformed URL fails here, clearly
-        c.remote = spec.profile.toStdString();
-        c.apiKeyEnv = spec.apiKeyEnv.toStdString();
-        c.profile.name = "remote";
-    } else if (spec.profile.trimmed().startsWith(QLatin1Char('{'))) {
-        c.profile = engine::Profile::fromJson(spec.profile.toStdString()); // inline (the migration's knobs)
-    } else {
-        c.profile = engine::Profile::load(spec.profile.toStdString());
-    }
-    c.threads = std::max(1, spec.threads);
-    c.sampling = spec.sampling;
-    try {
-        c.plugins = loadChain(spec.pluginsPath, dbPath, allowUnsandboxed);
-    } catch (const std::exception& e) {
-        throw std::runtime_error("candidate " + c.label + ": " + e.what());
-    }
-    return c;
-}
-
 std::unique_ptr<engine::Tokenizer> tokenizerOf(const std::string& path) {
     return engine::Tokenizer::create(engine::Vocab::fromGguf(engine::GgufFile::open(path)));
 }
@@ -79,28 +41,6 @@ void requireSameVocab(const lab::Candidate& a, const lab::Candidate& b) {
     if (va.tokens != vb.tokens)
         throw std::runtime_error("the two models have different vocabularies; a side-by-side run needs the same "
                                  "tokenizer (for example two precisions of one model)");
-}
-
-// The stored run: its workload and the one typed configuration (lab::RunConfig), whose
-// job-specific fields the caller filled.
-lab::RunInfo runInfoFor(const QString& name, const std::vector<std::string>& tags, const lab::WorkloadSpec& spec,
-                        const std::vector<lab::Candidate>& candidates, lab::RunConfig config) {
-    lab::RunInfo info;
-    info.name = name.toStdString();
-    info.tags = tags;
-    info.workloadJson = lab::toJson(spec).dump();
-    config.source = "gui";
-    for (const auto& c : candidates)
-        config.candidates.push_back({c.label, c.isRemote() ? c.remote : c.modelPath, c.profile.name, c.sampling,
-                                     c.hasPlugins() ? c.plugins->record() : nlohmann::json()});
-    if (!config.sampling) config.sampling = candidates[0].sampling; // A's: what RunOptions::sampling gets
-    config.threads = candidates[0].threads;
-    for (const auto& c : candidates)
-        if (!c.isRemote() && config.device.empty()) config.device = c.device.id();
-    info.configJson = lab::toJson(config).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    info.environmentJson =
-        lab::environmentJson(candidates[0].threads).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    return info;
 }
 
 JobOutcome outcomeOf(const std::vector<lab::CandidateResult>& results, int64_t runId) {
@@ -140,6 +80,10 @@ RequestOutcome requestOutcome(const lab::RequestRecord& r) {
     o.postprocessStatus = QString::fromStdString(r.postprocessStatus);
     o.postprocessMs = r.postprocessMs;
     o.extraTtftMs = r.extraTtftMs();
+    o.images = r.images;
+    o.imageTokens = r.imageTokens;
+    o.imagesDropped = r.imagesDropped;
+    o.encodeMs = r.encodeMs;
     return o;
 }
 
@@ -213,6 +157,7 @@ void EngineWorker::runPlayground(const PlaygroundJob& job, const CancelFlag& can
             if (!chat.note.empty()) note += QStringLiteral(" (%1)").arg(QString::fromStdString(chat.note));
         }
         request.maxTokens = job.maxTokens;
+        for (const QString& path : job.images) request.images.push_back({.path = path.toStdString()});
 
         const qint64 id = job.jobId;
         EventCoalescer coalescer([this, id](CoalescedBatch&& b) {

@@ -10,6 +10,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <QVector>
 
 #include <cstdint>
@@ -32,6 +33,9 @@ struct CandidateSpec {
     // Output plugin chain (a JSON file, docs/PLUGINS.md); empty: none. Loaded on the engine
     // thread with the job's database's approvals (gui/plugin_chains.h).
     QString pluginsPath;
+    // Vision encoder + projector (llava mmproj GGUF) for prompts with images; empty: none.
+    // Ignored for a remote candidate (remote targets take no images yet).
+    QString mmprojPath;
 };
 
 // Playground: one prompt, two candidates.
@@ -46,6 +50,9 @@ struct PlaygroundJob {
     bool concurrent = false; // true: both at once (a visual race); false: A then B (fair timing)
     QString dbPath;          // where the run is saved; empty: not saved
     bool allowUnsandboxed = false; // run script plugins where a sandbox layer is missing
+    // PNG or JPEG files the prompt carries, in order, right after its first token (BOS);
+    // each candidate encodes them with its mmproj (lab::ImageTarget).
+    QStringList images;
 };
 
 // Benchmark: one workload, two candidates.
@@ -118,6 +125,10 @@ struct RequestOutcome {
     QString postprocessStatus; // "", "ended: REASON" or "failed: MESSAGE"
     double postprocessMs = 0;  // inside the plugins, set-up included
     double extraTtftMs = -1;   // first shown output minus first token; -1: undefined
+    // Images (lab::RequestRecord): how many, the prompt positions they filled, those that
+    // truncation dropped whole, and the vision encoder's time (part of TTFT).
+    qint64 images = 0, imageTokens = 0, imagesDropped = 0;
+    double encodeMs = 0;
 };
 
 // Benchmark data that arrived since the last batch, per candidate label.

@@ -2,6 +2,7 @@
 #include "gui/app_settings.h"
 #include "gui/gui_types.h"
 #include "gui/main_window.h"
+#include "gui/playground_page.h"
 #include "gui/screenshot.h"
 #include "gui/store_worker.h"
 
@@ -35,7 +36,16 @@ int main(int argc, char** argv) {
     const QCommandLineOption prompts(QStringLiteral("prompts"),
                                      QStringLiteral("With --screenshot migration: the prompt corpus node A scans."),
                                      QStringLiteral("FILE"));
+    const QCommandLineOption mmproj(
+        QStringLiteral("mmproj"),
+        QStringLiteral("Vision encoder (llava mmproj GGUF) of both Playground candidates (this session only)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption image(QStringLiteral("image"),
+                                   QStringLiteral("A PNG or JPEG the Playground's prompt carries (repeatable)."),
+                                   QStringLiteral("FILE"));
     parser.addOption(prompts);
+    parser.addOption(mmproj);
+    parser.addOption(image);
     parser.addOption(model);
     parser.addOption(db);
     parser.addOption(screenshot);
@@ -53,6 +63,11 @@ int main(int argc, char** argv) {
         settings.defaultModel = path;
     }
     mb::gui::MainWindow window(settings);
+    if (parser.isSet(mmproj)) window.playground()->setMmprojPath(parser.value(mmproj));
+    if (const QStringList refused = window.playground()->addImages(parser.values(image)); !refused.isEmpty()) {
+        std::fprintf(stderr, "modebench: %s\n", refused.join(QStringLiteral("; ")).toLocal8Bit().constData());
+        return 2;
+    }
     if (parser.isSet(screenshot)) {
         if (parser.positionalArguments().size() != 1) {
             std::fprintf(stderr, "modebench: --screenshot PAGE needs exactly one FILE argument\n");

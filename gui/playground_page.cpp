@@ -2,14 +2,19 @@
 #include "gui/playground_page.h"
 
 #include "gui/candidate_editor.h"
+#include "gui/image_strip.h"
+#include "gui/job_candidates.h"
 #include "gui/sparkline.h"
 
 #include <QButtonGroup>
 #include <QCheckBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
@@ -17,6 +22,8 @@
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace mb::gui {
 
@@ -41,6 +48,11 @@ PlaygroundPage::PlaygroundPage(EngineBackend* engine, QWidget* parent)
     m_prompt->setPlainText(QStringLiteral("Once upon a time"));
     m_prompt->setMaximumHeight(90);
     layout->addWidget(m_prompt);
+    m_images = new ImageStrip;
+    layout->addWidget(m_images);
+    connect(m_images, &ImageStrip::imagesRefused, this,
+            [this](const QStringList& messages) { m_status->setText(messages.join(QLatin1Char('\n'))); });
+    setAcceptDrops(true);
 
     auto* chatRow = new QHBoxLayout;
     m_chat = new QCheckBox(tr("Chat"));
@@ -207,6 +219,34 @@ void PlaygroundPage::setPrompt(const QString& prompt) {
     m_prompt->setPlainText(prompt);
 }
 
+void PlaygroundPage::setMmprojPath(const QString& path) {
+    m_a.editor->setMmprojPath(path);
+    m_b.editor->setMmprojPath(path);
+}
+
+QStringList PlaygroundPage::addImages(const QStringList& paths) {
+    const QStringList refused = m_images->addImages(paths);
+    if (!refused.isEmpty()) m_status->setText(refused.join(QLatin1Char('\n')));
+    else if (!paths.isEmpty()) m_status->clear();
+    return refused;
+}
+
+// Local files only; whether each is an image is decided on the drop, with a message.
+void PlaygroundPage::dragEnterEvent(QDragEnterEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (std::any_of(urls.begin(), urls.end(), [](const QUrl& u) { return u.isLocalFile(); }))
+        event->acceptProposedAction();
+}
+
+void PlaygroundPage::dropEvent(QDropEvent* event) {
+    QStringList files;
+    for (const QUrl& u : event->mimeData()->urls())
+        if (u.isLocalFile()) files << u.toLocalFile();
+    if (files.isEmpty()) return;
+    addImages(files);
+    event->acceptProposedAction();
+}
+
 void PlaygroundPage::updateEmptyState() {
     m_empty->setVisible(m_a.editor->spec().modelPath.isEmpty());
 }
@@ -221,6 +261,12 @@ void PlaygroundPage::runBoth() {
     job.concurrent = m_concurrent->isChecked();
     job.dbPath = m_dbPath;
     job.allowUnsandboxed = m_allowUnsandboxed;
+    job.images = m_images->paths();
+    if (const QString why = imagesRefused({job.a, job.b}, !job.images.isEmpty()); !why.isEmpty()) {
+        m_status->setText(tr("Not started: %1. (A candidate's Vision row takes its mmproj file; or remove the images.)")
+                              .arg(why));
+        return;
+    }
     m_pendingUser.clear();
     if (m_chat->isChecked()) {
         if (!m_system->text().trimmed().isEmpty()) job.chat.emplace_back(QStringLiteral("system"), m_system->text());
@@ -251,6 +297,11 @@ void PlaygroundPage::refreshSide(const QString& label) {
     QStringList badges;
     if (s.outcome) {
         stats += tr("   cached %1/%2").arg(s.outcome->cachedTokens).arg(s.outcome->promptTokens);
+        if (s.outcome->images > 0)
+            stats += tr("   image tokens %1   encode %2 ms").arg(s.outcome->imageTokens).arg(s.outcome->encodeMs, 0, 'f', 1);
+        if (s.outcome->imagesDropped > 0)
+            badges << QStringLiteral("<span style='background:#d35400;color:white'>&nbsp;%1 images dropped&nbsp;</span>")
+                          .arg(s.outcome->imagesDropped);
         if (s.outcome->postprocessed) {
             stats += tr("   plugins %1 ms").arg(s.outcome->postprocessMs, 0, 'f', 2);
             if (s.outcome->extraTtftMs >= 0) stats += tr("   +TTFT %1 ms").arg(s.outcome->extraTtftMs, 0, 'f', 2);

@@ -20,13 +20,16 @@ class QTextBrowser;
 namespace mb::gui {
 
 class CandidateEditor;
+class ImageStrip;
 class Sparkline;
 
-// UI thread. Widgets are named "playground.<name>" (prompt, run, stop, concurrent,
+// UI thread. Widgets are named "playground.<name>" (prompt, images (gui/image_strip.h), run, stop, concurrent,
 // max_tokens, output.a/b, processed.a/b, stats.a/b, badges.a/b, sparkline.a/b, diff, status, and for chat
 // mode chat, system, new_chat, transcript). In chat mode the prompt box holds the user's next
 // message; both candidates get the whole conversation in the model's chat template, and A's
-// reply becomes the assistant's turn.
+// reply becomes the assistant's turn. PNG and JPEG files dropped on the page (or added with
+// "Add image…") go with the prompt, right after its first token; a run with images and a
+// candidate without an mmproj is refused before it starts, in lab::imagesRefused's words.
 class PlaygroundPage : public QWidget {
     Q_OBJECT
 public:
@@ -39,11 +42,19 @@ public:
     void setDatabasePath(const QString& path); // also where the editors check plugin approvals
     void setAllowUnsandboxed(bool on) { m_allowUnsandboxed = on; } // script plugins (Settings)
     void setPrompt(const QString& prompt);
+    void setMmprojPath(const QString& path); // both candidates' vision encoder
+    // Attaches images as a drop does; the refused files' messages also go to the status line.
+    QStringList addImages(const QStringList& paths);
+    ImageStrip* images() const { return m_images; }
     void runBoth();
 
 signals:
     void runSaved(qint64 runId);
     void modelsPageRequested();
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     struct Side {
@@ -66,6 +77,7 @@ private:
     bool m_allowUnsandboxed = false;
     QWidget* m_empty;
     QPlainTextEdit* m_prompt;
+    ImageStrip* m_images;
     QSpinBox* m_maxTokens;
     QRadioButton* m_concurrent;
     QPushButton* m_run;

@@ -69,6 +69,7 @@ void SummaryTableModel::setSummaries(const std::vector<lab::RunSummary>& summari
         }
     }
     addPostprocessRows(summaries);
+    addImageRows(summaries);
     endResetModel();
 }
 
@@ -100,6 +101,49 @@ void SummaryTableModel::addPostprocessRows(const std::vector<lab::RunSummary>& s
     for (const auto& s : summaries)
         ended.values.push_back(s.postprocess ? double(s.postprocess->ended + s.postprocess->failed) : kNan);
     m_rows.push_back(std::move(ended));
+}
+
+// The images' rows when any candidate's requests carried images (as `compare`'s table); NaN
+// (shown "-") for a candidate without images or a figure without samples.
+void SummaryTableModel::addImageRows(const std::vector<lab::RunSummary>& summaries) {
+    if (std::none_of(summaries.begin(), summaries.end(), [](const lab::RunSummary& s) { return s.images.has_value(); }))
+        return;
+    using I = lab::ImageSummary;
+    constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+    struct ImageMetric {
+        const char* name;
+        int precision;
+        lab::Distribution I::*field;
+        double lab::Distribution::*percentile;
+    };
+    static const ImageMetric metrics[] = {
+        {"image tokens p50", 0, &I::imageTokens, &lab::Distribution::p50},
+        {"encode p50 (ms)", 2, &I::encodeMs, &lab::Distribution::p50},
+        {"encode p95 (ms)", 2, &I::encodeMs, &lab::Distribution::p95},
+        {"encode share of TTFT p50", 3, &I::encodeShare, &lab::Distribution::p50},
+        {"image requests' TTFT p50 (ms)", 1, &I::ttftMs, &lab::Distribution::p50},
+        {"cached tokens p50 (image requests)", 0, &I::cachedTokens, &lab::Distribution::p50},
+    };
+    for (const ImageMetric& m : metrics) {
+        Row row{QString::fromLatin1(m.name), m.precision, {}};
+        for (const auto& s : summaries) {
+            if (!s.images) {
+                row.values.push_back(kNan);
+                continue;
+            }
+            const lab::Distribution& d = (*s.images).*m.field;
+            row.values.push_back(orNan(d, d.*m.percentile));
+        }
+        m_rows.push_back(std::move(row));
+    }
+    Row images{QStringLiteral("images"), 0, {}};
+    Row dropped{QStringLiteral("images dropped"), 0, {}};
+    for (const auto& s : summaries) {
+        images.values.push_back(s.images ? double(s.images->images) : kNan);
+        dropped.values.push_back(s.images ? double(s.images->dropped) : kNan);
+    }
+    m_rows.push_back(std::move(images));
+    m_rows.push_back(std::move(dropped));
 }
 
 double SummaryTableModel::value(int row, int column) const {

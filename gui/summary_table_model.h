@@ -30,6 +30,7 @@ public:
 
 private:
     void addPostprocessRows(const std::vector<lab::RunSummary>& summaries);
+    void addImageRows(const std::vector<lab::RunSummary>& summaries);
     struct Row {
         QString metric;
         int precision;

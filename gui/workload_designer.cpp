@@ -1,6 +1,8 @@
 // WorkloadDesigner: every knob of PRODUCT.md §4 as a form, with JSON load and save.
 #include "gui/workload_designer.h"
 
+#include "engine/image.h"
+
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -111,6 +113,8 @@ WorkloadDesigner::WorkloadDesigner(QWidget* parent) : QGroupBox(tr("Workload"), 
         ar->addWidget(w);
     addRow(form, tr("Arrival"), tr("Kind, concurrency (closed loop), rate per second, burstiness (gamma shape), ramp seconds"), ar);
 
+    addImagesRow(form);
+
     m_warmup = intBox(QStringLiteral("warmup"), 0, 100000);
     m_seed = intBox(QStringLiteral("seed"), 0, 2147483647);
     auto* ws = new QHBoxLayout;
@@ -119,6 +123,28 @@ WorkloadDesigner::WorkloadDesigner(QWidget* parent) : QGroupBox(tr("Workload"), 
     addRow(form, tr("Warm-up, seed"), tr("Unrecorded warm-up requests, and the seed of every random draw"), ws);
 
     if (auto b = lab::builtinWorkload(m_builtin->currentText().toStdString())) setSpec(*b);
+}
+
+// Synthetic images (the CLI's --images, --image-size, --distinct-images): they need each
+// candidate's vision encoder (its Vision row).
+void WorkloadDesigner::addImagesRow(QFormLayout* form) {
+    m_imagesPerRequest = intBox(QStringLiteral("images.per_request"), 0, lab::WorkloadSpec::Images::kMaxPerRequest);
+    m_imageWidth = intBox(QStringLiteral("images.width"), 1, engine::kMaxImageSide);
+    m_imageHeight = intBox(QStringLiteral("images.height"), 1, engine::kMaxImageSide);
+    m_imagesDistinct = intBox(QStringLiteral("images.distinct"), 0, 1000000);
+    m_imageWidth->setSuffix(tr(" px"));
+    m_imageHeight->setSuffix(tr(" px"));
+    auto* im = new QHBoxLayout;
+    for (auto* w : {m_imagesPerRequest, m_imageWidth, m_imageHeight, m_imagesDistinct}) im->addWidget(w);
+    addRow(form, tr("Images"),
+           tr("Synthetic images per request (0: off), width, height, distinct image sets (0: every request its own; "
+              "1: all the same, the prefix cache's case). Needs each candidate's vision encoder (mmproj)"),
+           im);
+    auto imagesOn = [this](int n) {
+        for (auto* w : {m_imageWidth, m_imageHeight, m_imagesDistinct}) w->setEnabled(n > 0);
+    };
+    connect(m_imagesPerRequest, &QSpinBox::valueChanged, this, imagesOn);
+    imagesOn(0);
 }
 
 WorkloadDesigner::LengthFields WorkloadDesigner::lengthRow(const QString& name) {
@@ -171,6 +197,10 @@ lab::WorkloadSpec WorkloadDesigner::spec() const {
     s.arrival.rampSeconds = m_ramp->value();
     s.warmupRequests = m_warmup->value();
     s.seed = static_cast<uint64_t>(m_seed->value());
+    s.images.perRequest = m_imagesPerRequest->value();
+    s.images.width = m_imageWidth->value();
+    s.images.height = m_imageHeight->value();
+    s.images.distinct = m_imagesDistinct->value();
     return s;
 }
 
@@ -194,6 +224,10 @@ void WorkloadDesigner::setSpec(const lab::WorkloadSpec& s) {
     m_ramp->setValue(s.arrival.rampSeconds);
     m_warmup->setValue(s.warmupRequests);
     m_seed->setValue(static_cast<int>(s.seed));
+    m_imagesPerRequest->setValue(s.images.perRequest);
+    m_imageWidth->setValue(s.images.width);
+    m_imageHeight->setValue(s.images.height);
+    m_imagesDistinct->setValue(s.images.distinct);
     emit specChanged();
 }
 

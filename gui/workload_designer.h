@@ -1,4 +1,4 @@
-// A form over lab::WorkloadSpec: a built-in start, shapes, lengths, arrivals, warm-up and seed.
+// A form over lab::WorkloadSpec: a built-in start, shapes, lengths, arrivals, synthetic images, warm-up and seed.
 #pragma once
 
 #include "lab/workload.h"
@@ -7,6 +7,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QSpinBox;
 
 namespace mb::gui {
@@ -31,6 +32,7 @@ private:
         QDoubleSpinBox* b;
     };
     LengthFields lengthRow(const QString& name);
+    void addImagesRow(QFormLayout* form);
     static lab::LengthDist readLength(const LengthFields& f);
     static void writeLength(const LengthFields& f, const lab::LengthDist& d);
     void loadFile();
@@ -46,6 +48,7 @@ private:
     QSpinBox* m_concurrency;
     QDoubleSpinBox *m_rate, *m_burstiness, *m_ramp;
     QSpinBox *m_warmup, *m_seed;
+    QSpinBox *m_imagesPerRequest, *m_imageWidth, *m_imageHeight, *m_imagesDistinct;
 };
 
 } // namespace mb::gui

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/screenshots/*.png with `modebench --screenshot` (offscreen), each page
-# showing real data: the playground on stories260K (real text), a benchmark, the history
+# showing real data: the playground on stories260K (real text), the playground with images on
+# the tiny llava pair, a benchmark, the history
 # and the models page on a synthetic stories15m (random weights, real timing).
 # Needs a release build (scripts/setup.sh run|test) and ../shared/data.
 set -euo pipefail
@@ -34,6 +35,15 @@ shot() { # PAGE MODEL
   "$gui" --db "$db" --model "$2" --prompts "$prompts" --screenshot "$1" "$out/$1.png"
 }
 shot playground "$data/models/stories260K.gguf"
+# The Playground with two images on the tiny llava pair (a random-weight LM, so its text is
+# noise; ../shared/data/mm): thumbnails, image tokens and encode ms. Its own database, so
+# that the pages below see only the stories runs.
+mm="$data/mm"
+if [ -f "$mm/models/tiny-mmproj-f32.gguf" ]; then
+  echo "screenshots: playground-image"
+  "$gui" --db "$tmp/images.db" --model "$data/kquant/tiny-llama-F32.gguf" --mmproj "$mm/models/tiny-mmproj-f32.gguf" \
+    --image "$mm/images/grad64.png" --image "$mm/images/checker100x50.png" --screenshot playground "$out/playground-image.png"
+fi
 # A capacity sweep of the same two profiles: the Selection page takes its runs (tagged "sweep")
 # as capacity points beside the benchmark's run, and the report shows them.
 echo "screenshots: capacity sweep (concurrency 1, 2, 4)"
