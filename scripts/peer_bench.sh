@@ -39,13 +39,20 @@ bench="$LLAMA_CPP_BIN/llama-bench"
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores," \
      "load $(cut -d' ' -f1-3 /proc/loadavg), MODEBENCH_CPU=${MODEBENCH_CPU:-auto}"
-echo "# ours: $cli bench --prompt-tokens $prompt --gen-tokens $gen --repetitions $reps --threads T --json"
+echo "# ours: $cli bench --prompt-tokens $prompt --gen-tokens 1 (prefill) and --prompt-tokens 1 --gen-tokens $gen (decode), --repetitions $reps --threads T --json"
 echo "# llama.cpp: $bench -p $prompt -n $gen -r $reps -t T -o json"
 printf '%-28s %2s %4s %10s %10s %6s %10s %10s %6s\n' model t pass pp_ours pp_llama ratio tg_ours tg_llama ratio
 
-ours() { # model threads -> "prefill decode" tokens/s
-  "$cli" bench --model "$1" --prompt-tokens "$prompt" --gen-tokens "$gen" --repetitions "$reps" --threads "$2" --json |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["prefill_tok_s"]["mean"], d["decode_tok_s"]["mean"])'
+ours() { # model threads -> "prefill decode" tokens/s, measured as llama-bench measures them
+  # llama-bench's pp runs the prompt on an empty cache and its tg decodes from position 0 with no
+  # prompt before it, so ours takes prefill from a run of $prompt tokens (1 generated) and decode
+  # from a run of 1 prompt token (the BOS) then $gen decodes: the same positions in both programs.
+  local pp tg
+  pp=$("$cli" bench --model "$1" --prompt-tokens "$prompt" --gen-tokens 1 --repetitions "$reps" --threads "$2" --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["prefill_tok_s"]["mean"])')
+  tg=$("$cli" bench --model "$1" --prompt-tokens 1 --gen-tokens "$gen" --repetitions "$reps" --threads "$2" --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["decode_tok_s"]["mean"])')
+  echo "$pp $tg"
 }
 theirs() {
   "$bench" -m "$1" -p "$prompt" -n "$gen" -r "$reps" -t "$2" -o json 2>/dev/null |

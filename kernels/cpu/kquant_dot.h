@@ -1,5 +1,5 @@
 // Dot products of k-quant (and IQ4_XS) weight rows with Q8_K activation rows: the portable
-// reference (kquant_portable.cpp) and the AVX2 versions (kquant_avx2.cpp).
+// reference (kquant_portable.cpp), the AVX2 versions (kquant_avx2.cpp) and AVX-512's (kquant_avx512.cpp).
 #pragma once
 
 #include "kernels/tensor_type.h"
@@ -41,5 +41,16 @@ void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, f
 // quantizeRowQ8_K's blocks (the same bits), 8 lanes at a time.
 void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n);
 } // namespace avx2
+
+// The AVX-512 table's (kquant_avx512.cpp, vpdpwssd): the same contract, other bits than avx2's.
+// Call only when cpuFeatures().hasAvx512Set().
+namespace avx512 {
+float dotQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t nb);
+float dotQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t nb);
+float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
+void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+} // namespace avx512
 
 } // namespace mb::kernels

@@ -2,6 +2,7 @@
 // and gemm_avx512.cpp alone are built with the AVX-512 flags).
 #include "kernels/cpu/gemm_avx512.h"
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/vec.h"
 
 namespace mb::kernels {
@@ -40,6 +41,12 @@ VecKernels makeTable() {
     k.sumRowsF16 = avx512::sumRows<uint16_t>;
     k.gemmPanelsF32 = avx512::gemmPanelsF32;
     k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
+    k.dotQ4_K = avx512::dotQ4_K;
+    k.dotQ5_K = avx512::dotQ5_K;
+    k.dotQ6_K = avx512::dotQ6_K;
+    k.tileQ4_K = avx512::tileQ4_K;
+    k.tileQ5_K = avx512::tileQ5_K;
+    k.tileQ6_K = avx512::tileQ6_K;
     return k;
 }
 
