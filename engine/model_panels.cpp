@@ -1,4 +1,4 @@
-// Packing a model's F32 and Q8_0 matrices into panels once, within a share of the memory limit.
+// Packing a model's F32, Q8_0 and Q4_0 matrices into panels once, within a share of the memory limit.
 #include "engine/model_panels.h"
 
 #include "engine/llama_model.h"
@@ -16,6 +16,8 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
             return kernels::panelsF32Bytes(w.rows, w.cols);
         if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
             return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
+        if (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0)
+            return kernels::panelsQ4_0Bytes(w.rows, w.cols / kernels::kQ4_0BlockSize);
         return 0;
     };
     uint64_t bytes = 0;
@@ -38,9 +40,12 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
         if (w.type == TensorType::F32)
             kernels::packPanelsF32(static_cast<const float*>(w.data), w.rows, w.cols,
                                    reinterpret_cast<float*>(out));
-        else
+        else if (w.type == TensorType::Q8_0)
             kernels::packPanelsQ8_0(static_cast<const kernels::BlockQ8_0*>(w.data), w.rows,
                                     w.cols / kernels::kQ8_0BlockSize, out);
+        else
+            kernels::packPanelsQ4_0(static_cast<const kernels::BlockQ4_0*>(w.data), w.rows,
+                                    w.cols / kernels::kQ4_0BlockSize, out);
         next += b;
         return out;
     };

@@ -49,5 +49,8 @@ void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const
 // VecKernels::gemmPanelsQ8_0: vpdpbusd outer-product tiles of Q8_0 panels.
 void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
                     const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
+// VecKernels::gemmPanelsQ4_0: the same over Q4_0 panels.
+void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
+                    const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
 
 } // namespace mb::kernels::avx512

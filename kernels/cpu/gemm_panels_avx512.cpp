@@ -1,5 +1,5 @@
-// AVX-512 outer-product products of F32 and Q8_0 panels (kernels/cpu/panels.h) with F32 or Q8_0
-// activations.
+// AVX-512 outer-product products of F32, Q8_0 and Q4_0 panels (kernels/cpu/panels.h) with F32 or
+// Q8_0 activations.
 //
 // A tile is MP panels (16 * MP weight rows) by NT tokens: MP * NT accumulators, each holding
 // 16 outputs (one per row, in its lane). Per column c: MP aligned panel loads, NT broadcast
@@ -119,16 +119,16 @@ constexpr bool nonIncreasing() {
     return true;
 }
 static_assert(nonIncreasing(), "kPanelsFor must not grow with the tokens per tile");
-template <int NT, size_t... Ps>
-constexpr std::array<TileFn, kMaxMP> panelRow(std::index_sequence<Ps...>) {
-    return {&PanelTile<static_cast<int>(Ps) + 1, NT>::run...};
+// The tile functions of every shape, [NT - 1][MP - 1]: Tile<MP, NT>::run as Fn.
+template <template <int, int> class Tile, class Fn, int MaxMP, int NT, size_t... Ps>
+constexpr std::array<Fn, MaxMP> tileRow(std::index_sequence<Ps...>) {
+    return {&Tile<static_cast<int>(Ps) + 1, NT>::run...};
 }
-// [NT - 1][MP - 1]
-template <size_t... Ns>
-constexpr std::array<std::array<TileFn, kMaxMP>, kMaxNT> panelTable(std::index_sequence<Ns...>) {
-    return {panelRow<static_cast<int>(Ns) + 1>(std::make_index_sequence<kMaxMP>())...};
+template <template <int, int> class Tile, class Fn, int MaxMP, size_t... Ns>
+constexpr std::array<std::array<Fn, MaxMP>, sizeof...(Ns)> tileGrid(std::index_sequence<Ns...>) {
+    return {tileRow<Tile, Fn, MaxMP, static_cast<int>(Ns) + 1>(std::make_index_sequence<MaxMP>())...};
 }
-constexpr auto kTiles = panelTable(std::make_index_sequence<kMaxNT>());
+constexpr auto kTiles = tileGrid<PanelTile, TileFn, kMaxMP>(std::make_index_sequence<kMaxNT>());
 
 // Q8_0 panels (panels.h): a tile of MP panels by NT tokens keeps, per output vector, an exact
 // int32 sum for the current block (vpdpbusd: 4 unsigned weight bytes times 4 signed
@@ -210,16 +210,76 @@ template <int MP, int NT> struct PanelTileQ8 {
             __builtin_trap();
     }
 };
-template <int NT, size_t... Ps>
-constexpr std::array<TileFnQ8, kMaxMPQ8> panelRowQ8(std::index_sequence<Ps...>) {
-    return {&PanelTileQ8<static_cast<int>(Ps) + 1, NT>::run...};
+constexpr auto kTilesQ8 = tileGrid<PanelTileQ8, TileFnQ8, kMaxMPQ8>(std::make_index_sequence<kMaxNTQ8>());
+
+// Q4_0 panels (panels.h): as the Q8_0 tile, with each 64-byte group of stored bytes giving two
+// groups of 4 elements per row (low nibbles: elements 4g.., high: 16 + 4g..), both multiplied
+// by vpdpbusd with the activation bytes they pair with. The nibbles are q, not q - 8: each
+// block's int32 sum starts at -8 * sum(x) (the Q8_0 bias, -128 * sum(x), over 16). Same bits
+// contract: acc = fma(float(sum_b), dw_b * dx_b, acc) over the blocks in order, from acc = 0.
+template <int MP, int NT>
+void panelTileQ4(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx, const int32_t* xbias, const float* xd,
+                 float* y, int64_t ldy, const __mmask16* masks) {
+    static_assert(2 * MP * NT + 4 <= 32, "the tile must fit the 32 ZMM registers");
+    const int64_t panelBytes = nb * kQ4PanelBlockBytes, quantBytes = nb * kQ4PanelQuantBytes;
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    __m512 acc[MP][NT];
+    zeroTile(acc);
+    for (int64_t b = 0; b < nb; ++b) {
+        __m512i sum[MP][NT];
+#pragma GCC unroll 8
+        for (int t = 0; t < NT; ++t) {
+            const __m512i start = _mm512_set1_epi32(xbias[t * nb + b] / 16);
+#pragma GCC unroll 8
+            for (int p = 0; p < MP; ++p) sum[p][t] = start;
+        }
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; ++g) {
+#pragma GCC unroll 8
+            for (int p = 0; p < MP; ++p) {
+                const uint8_t* q = P + p * panelBytes + b * kQ4PanelQuantBytes + g * 64;
+                const __m512i w = _mm512_loadu_si512(q);
+                _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(q) + kQ8Ahead * 256),
+                             _MM_HINT_T0);
+                const __m512i lo = _mm512_and_si512(w, nibble);
+                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
+#pragma GCC unroll 8
+                for (int t = 0; t < NT; ++t) {
+                    int32_t four[2];
+                    std::memcpy(&four[0], x[t * ldx + b].qs + 4 * g, sizeof(int32_t));
+                    std::memcpy(&four[1], x[t * ldx + b].qs + 16 + 4 * g, sizeof(int32_t));
+                    sum[p][t] = _mm512_dpbusd_epi32(sum[p][t], lo, _mm512_set1_epi32(four[0]));
+                    sum[p][t] = _mm512_dpbusd_epi32(sum[p][t], hi, _mm512_set1_epi32(four[1]));
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int p = 0; p < MP; ++p) {
+            const uint8_t* scales = P + p * panelBytes + quantBytes + b * 32;
+            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(scales) + 2 * 64), _MM_HINT_T0);
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t)
+                acc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[p][t]), _mm512_mul_ps(dw, _mm512_set1_ps(xd[t * nb + b])),
+                                            acc[p][t]);
+        }
+    }
+    storeTile<MP, NT>(acc, y, ldy, masks);
 }
-template <size_t... Ns>
-constexpr std::array<std::array<TileFnQ8, kMaxMPQ8>, kMaxNTQ8>
-panelTableQ8(std::index_sequence<Ns...>) {
-    return {panelRowQ8<static_cast<int>(Ns) + 1>(std::make_index_sequence<kMaxMPQ8>())...};
-}
-constexpr auto kTilesQ8 = panelTableQ8(std::make_index_sequence<kMaxNTQ8>());
+
+constexpr int kMaxMPQ4 = 7;
+constexpr int kMaxNTQ4 = 6;
+constexpr int kPanelsForQ4[kMaxNTQ4] = {7, 4, 3, 3, 2, 2};
+template <int MP, int NT> struct PanelTileQ4 {
+    static void run(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx, const int32_t* xbias,
+                    const float* xd, float* y, int64_t ldy, const __mmask16* masks) {
+        if constexpr (MP <= kPanelsForQ4[NT - 1])
+            panelTileQ4<MP, NT>(P, nb, x, ldx, xbias, xd, y, ldy, masks);
+        else
+            __builtin_trap();
+    }
+};
+constexpr auto kTilesQ4 = tileGrid<PanelTileQ4, TileFnQ8, kMaxMPQ4>(std::make_index_sequence<kMaxNTQ4>());
 
 // Activations kept in L2 per pass over the rows: a block of tokens of about this many bytes.
 constexpr int64_t kTokenBlockBytes = 256 * 1024;
@@ -277,6 +337,19 @@ void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, c
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             kTilesQ8[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
                 panels + g * nb * kQ8PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias + t0 * nb,
+                xscale + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
+        });
+}
+
+void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
+                    int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens,
+                    float* y, int64_t ldy) {
+    if (r0 >= r1 || tokens <= 0 || nb <= 0) return;
+    drivePanels<kMaxNTQ4, kMaxMPQ4>(
+        kPanelsForQ4, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_0)),
+        [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
+            kTilesQ4[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
+                panels + g * nb * kQ4PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias + t0 * nb,
                 xscale + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
         });
 }

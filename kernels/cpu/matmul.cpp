@@ -66,7 +66,7 @@ void dequantisedRows(const VecKernels& k, const WeightMatrix& w, const float* x,
 // tiles of up to 6 tokens (8 for F32 panels) over the slice's rows, so the slice (kRowGrain
 // rows and up: 72 KB of F16 at width 768) stays in L1/L2 while the activations stream once.
 // Every output is the same bits whatever the slice (see VecKernels::gemm*, gemmPanelsF32).
-// Quantised activations: the Q8_0 blocks, and for Q8_0 panels their prepareQ8Panels.
+// Quantised activations: the Q8_0 blocks, and for Q8_0 and Q4_0 panels their prepareQ8Panels.
 struct QuantisedX {
     const BlockQ8_0* blocks = nullptr;
     const int32_t* bias = nullptr;
@@ -111,6 +111,11 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         k.gemmQ8_0(reinterpret_cast<const BlockQ8_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q4_0:
+        if (w.panels && k.gemmPanelsQ4_0) {
+            k.gemmPanelsQ4_0(static_cast<const uint8_t*>(w.panels), nb, r0, r1, xq, nb, q.bias, q.scale, n, y,
+                             w.rows);
+            break;
+        }
         k.gemmQ4_0(reinterpret_cast<const BlockQ4_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1); break;
@@ -145,8 +150,10 @@ QuantisedX quantiseActivations(const VecKernels& k, std::span<const WeightMatrix
         const int64_t nb = K / kQ8_0BlockSize;
         const auto size = static_cast<size_t>(n * nb);
         if (scratch.xq.size() < size) scratch.xq.resize(size);
-        const bool prepare =
-            k.gemmPanelsQ8_0 && any([](const WeightMatrix& w) { return w.type == TensorType::Q8_0 && w.panels; });
+        const bool prepare = any([&](const WeightMatrix& w) {
+            return w.panels && ((w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0) ||
+                                (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0));
+        });
         if (prepare && scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
         BlockQ8_0* out = scratch.xq.data();
         perToken([&](int64_t t0, int64_t t1) {

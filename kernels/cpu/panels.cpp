@@ -1,4 +1,4 @@
-// Repacking row-major F32 matrices into 16-row panels.
+// Repacking row-major F32, Q8_0 and Q4_0 matrices into 16-row panels.
 #include "kernels/cpu/panels.h"
 
 #include "kernels/cpu/fp16.h"
@@ -70,6 +70,29 @@ void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) 
                 scales[lane] = src ? fp16ToFloat(src->d) : 0.0f;
             }
         }
+}
+
+size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) {
+    if (rows <= 0 || nb <= 0) return 0;
+    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+    return static_cast<size_t>(panels * nb * kQ4PanelBlockBytes);
+}
+
+void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out) {
+    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+    for (int64_t p = 0; p < panels; ++p) {
+        uint8_t* panel = out + p * nb * kQ4PanelBlockBytes;
+        auto* scales = reinterpret_cast<uint16_t*>(panel + nb * kQ4PanelQuantBytes);
+        for (int64_t b = 0; b < nb; ++b)
+            for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+                const int64_t r = p * kPanelRows + lane;
+                const BlockQ4_0* src = r < rows ? &w[r * nb + b] : nullptr;
+                for (int g = 0; g < 4; ++g)
+                    for (int i = 0; i < 4; ++i)
+                        panel[b * kQ4PanelQuantBytes + g * 64 + lane * 4 + i] = src ? src->qs[g * 4 + i] : 0;
+                scales[b * kPanelRows + lane] = src ? src->d : 0;
+            }
+    }
 }
 
 void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb, int32_t* bias,

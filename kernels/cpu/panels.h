@@ -1,5 +1,5 @@
-// F32 and Q8_0 weight matrices repacked as 16-row panels, the layout of the outer-product
-// products (VecKernels::gemmPanelsF32, gemmPanelsQ8_0).
+// F32, Q8_0 and Q4_0 weight matrices repacked as 16-row panels, the layout of the outer-product
+// products (VecKernels::gemmPanelsF32, gemmPanelsQ8_0, gemmPanelsQ4_0).
 #pragma once
 
 #include <cstddef>
@@ -41,7 +41,19 @@ size_t panelsQ8_0Bytes(int64_t rows, int64_t nb);
 // Writes the panels of w (rows x nb blocks, rows nb blocks apart) to `out`:
 // panelsQ8_0Bytes(rows, nb) bytes, 64-byte aligned.
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out);
-// What gemmPanelsQ8_0 needs of the activations (tokens x nb blocks, rows ldx blocks apart)
+// A (rows, nb blocks) Q4_0 matrix as 16-row panels, for vpdpbusd outer products
+// (VecKernels::gemmPanelsQ4_0), in the rows' own bytes (288 per 16 rows and block). Panel p
+// takes nb * kQ4PanelBlockBytes at p * nb * kQ4PanelBlockBytes: first nb quant blocks of 256
+// bytes, block b's 4 groups of 64 bytes at b * 256, group g holding for rows 16p..16p+15 (row
+// r's 4 bytes at g * 64 + 4 (r - 16p)) the row's stored bytes qs[4g..4g+3]: low nibbles
+// elements 4g..4g+3, high nibbles 16 + 4g..16 + 4g + 3 (q, unsigned; the - 8 comes off through
+// the activations' sums); then nb times the 16 rows' F16 scales (32 bytes each). Rows past
+// the last have q = 0 and scale 0.
+constexpr int64_t kQ4PanelQuantBytes = 4 * 64;
+constexpr int64_t kQ4PanelBlockBytes = kQ4PanelQuantBytes + 16 * 2;
+size_t panelsQ4_0Bytes(int64_t rows, int64_t nb);
+void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out);
+// What gemmPanelsQ8_0 (and gemmPanelsQ4_0) needs of the activations (tokens x nb blocks, rows ldx blocks apart)
 // besides their bytes, per token and block at [t * nb + b]: bias = -128 * sum(q) (taking the
 // weights' +128 out of the integer sums) and scale = the block's F16 scale as F32. Made
 // once per product (matmul), not per thread or tile.

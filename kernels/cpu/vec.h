@@ -107,6 +107,12 @@ struct VecKernels {
     void (*gemmPanelsQ8_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
                            int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
                            int64_t ldy);
+    // The same for a Q4_0 matrix as panels (packPanelsQ4_0; nb blocks per row), with the same
+    // activations, xbias and xscale (its - 8 offset is xbias / 16): per output and block the
+    // exact integer sum of (q - 8) * x, chained as gemmPanelsQ8_0's. nullptr where absent.
+    void (*gemmPanelsQ4_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
+                           int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
+                           int64_t ldy);
     // Activations to Q8_K (n % 256 == 0; the bits of quantizeRowQ8_K) for the k-quant dots, and
     // those dots: one weight row of nb 256-element blocks times one Q8_K row
     // (kernels/cpu/kquant_dot.h). Never nullptr.

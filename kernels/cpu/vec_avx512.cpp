@@ -41,6 +41,7 @@ VecKernels makeTable() {
     k.sumRowsF16 = avx512::sumRows<uint16_t>;
     k.gemmPanelsF32 = avx512::gemmPanelsF32;
     k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
+    k.gemmPanelsQ4_0 = avx512::gemmPanelsQ4_0;
     k.dotQ4_K = avx512::dotQ4_K;
     k.dotQ5_K = avx512::dotQ5_K;
     k.dotQ6_K = avx512::dotQ6_K;

@@ -140,6 +140,7 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>,
                            nullptr,  // gemmPanelsF32: F32 products read the rows
                            nullptr,  // gemmPanelsQ8_0: likewise
+                           nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
                            quantizeQ8_K, portable::dotQ2_K, portable::dotQ3_K, portable::dotQ4_K,
                            portable::dotQ5_K, portable::dotQ6_K, portable::dotIq4Xs,
                            nullptr, nullptr, nullptr}; // tileQ*_K: matmul loops over the dots
