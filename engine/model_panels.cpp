@@ -1,4 +1,4 @@
-// Packing a model's F32, Q8_0 and Q4_0 matrices into panels once, within a share of the memory limit.
+// Packing a model's F32, F16, Q8_0 and Q4_0 matrices into panels once, within a share of the memory limit.
 #include "engine/model_panels.h"
 
 #include "engine/llama_model.h"
@@ -14,6 +14,7 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
     auto panelBytes = [&](const kernels::WeightMatrix& w) -> uint64_t {
         if (w.type == TensorType::F32 && k.gemmPanelsF32)
             return kernels::panelsF32Bytes(w.rows, w.cols);
+        if (w.type == TensorType::F16 && k.gemmPanelsF16) return kernels::panelsF16Bytes(w.rows, w.cols);
         if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
             return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
         if (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0)
@@ -40,6 +41,9 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
         if (w.type == TensorType::F32)
             kernels::packPanelsF32(static_cast<const float*>(w.data), w.rows, w.cols,
                                    reinterpret_cast<float*>(out));
+        else if (w.type == TensorType::F16)
+            kernels::packPanelsF16(static_cast<const uint16_t*>(w.data), w.rows, w.cols,
+                                   reinterpret_cast<uint16_t*>(out));
         else if (w.type == TensorType::Q8_0)
             kernels::packPanelsQ8_0(static_cast<const kernels::BlockQ8_0*>(w.data), w.rows,
                                     w.cols / kernels::kQ8_0BlockSize, out);

@@ -1,4 +1,4 @@
-// A model's F32, Q8_0 and Q4_0 weight matrices as 16-row panels for the CPU's outer-product products, made once.
+// A model's F32, F16, Q8_0 and Q4_0 weight matrices as 16-row panels for the CPU's outer-product products, made once.
 #pragma once
 
 #include "kernels/cpu/panels.h"
@@ -12,9 +12,9 @@ namespace mb::engine {
 
 class LlamaModel;
 
-// Panels of every F32, Q8_0 and Q4_0 matrix the forward pass multiplies (kernels/cpu/panels.h),
-// for the kernel table's gemmPanelsF32 / gemmPanelsQ8_0 / gemmPanelsQ4_0. Null pointers mark
-// matrices in other forms (F16, BF16, the k-quants) or without a panel kernel, used in place.
+// Panels of every F32, F16, Q8_0 and Q4_0 matrix the forward pass multiplies (kernels/cpu/panels.h),
+// for the kernel table's gemmPanelsF32 / F16 / Q8_0 / Q4_0. Null pointers mark
+// matrices in other forms (BF16, the k-quants) or without a panel kernel, used in place.
 struct ModelPanels {
     std::vector<std::array<const void*, 7>> layers; // per layer, in kProjections order
     const void* output = nullptr; // the output matrix (tied: apart from the embedding rows)
@@ -24,7 +24,7 @@ struct ModelPanels {
 };
 
 // The panels of `model`, or null when there is nothing to gain or no room: the kernel table
-// has no panel kernel (only AVX-512 has them), the model has no F32, Q8_0 or Q4_0 matrix, or the
+// has no panel kernel (only AVX-512 has them), the model has no F32, F16, Q8_0 or Q4_0 matrix, or the
 // panels would exceed a quarter of memoryLimitBytes() (engine/memory_limit.h). Depends only on the model, the CPU and
 // the machine (never on what else is loaded), so a model's outputs are the same in every
 // run on one machine. Throws std::bad_alloc when the copy does not fit after all.

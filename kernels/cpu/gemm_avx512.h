@@ -46,6 +46,9 @@ void sumRows(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, in
 // panels (kernels/cpu/panels.h).
 void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
                    int64_t tokens, float* y, int64_t ldy);
+// VecKernels::gemmPanelsF16: the same tiles over F16 panels, converted on load.
+void gemmPanelsF16(const uint16_t* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
+                   int64_t tokens, float* y, int64_t ldy);
 // VecKernels::gemmPanelsQ8_0: vpdpbusd outer-product tiles of Q8_0 panels.
 void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
                     const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);

@@ -1,5 +1,5 @@
-// AVX-512 outer-product products of F32, Q8_0 and Q4_0 panels (kernels/cpu/panels.h) with F32 or
-// Q8_0 activations.
+// AVX-512 outer-product products of F32, F16, Q8_0 and Q4_0 panels (kernels/cpu/panels.h) with F32
+// or Q8_0 activations.
 //
 // A tile is MP panels (16 * MP weight rows) by NT tokens: MP * NT accumulators, each holding
 // 16 outputs (one per row, in its lane). Per column c: MP aligned panel loads, NT broadcast
@@ -62,10 +62,16 @@ __attribute__((always_inline)) inline void storeTile(const __m512 (&acc)[MP][NT]
             _mm512_mask_storeu_ps(y + t * ldy + p * kPanelRows, masks[p], acc[p][t]);
 }
 
+// 16 rows of one panel column as F32: F32 panels as stored, F16 panels converted (exactly).
+inline __m512 loadColumn(const float* col) { return _mm512_load_ps(col); }
+inline __m512 loadColumn(const uint16_t* col) {
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(col)));
+}
+
 // y[t * ldy + 16 p + lane] for the lanes of masks[p], p < MP, t < NT. P: the first of MP
-// consecutive panels of k columns each.
-template <int MP, int NT>
-void panelTile(const float* P, int64_t k, const float* x, int64_t ldx, float* y, int64_t ldy,
+// consecutive panels of k columns each, F32 or F16 (T).
+template <int MP, int NT, class T>
+void panelTile(const T* P, int64_t k, const float* x, int64_t ldx, float* y, int64_t ldy,
                const __mmask16* masks) {
     static_assert(MP * NT + MP + 1 <= 32, "the tile must fit the 32 ZMM registers");
     __m512 acc[MP][NT];
@@ -74,8 +80,8 @@ void panelTile(const float* P, int64_t k, const float* x, int64_t ldx, float* y,
         __m512 w[MP];
 #pragma GCC unroll 8
         for (int p = 0; p < MP; ++p) {
-            const float* col = P + (p * k + c) * kPanelRows;
-            w[p] = _mm512_load_ps(col);
+            const T* col = P + (p * k + c) * kPanelRows;
+            w[p] = loadColumn(col);
             // An address, not a pointer into the panels: past the last panel's end it points
             // nowhere, which a prefetch may (it never faults).
             _mm_prefetch(
@@ -98,18 +104,20 @@ constexpr int kMaxNT = 8;
 // times its two pipes) and at most what fits the registers.
 constexpr int kPanelsFor[kMaxNT] = {8, 4, 3, 3, 3, 3, 3, 3};
 
-using TileFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t,
-                        const __mmask16*);
+template <class T>
+using TileFn = void (*)(const T*, int64_t, const float*, int64_t, float*, int64_t, const __mmask16*);
 
-template <int MP, int NT> struct PanelTile {
-    static void run(const float* P, int64_t k, const float* x, int64_t ldx, float* y, int64_t ldy,
-                    const __mmask16* masks) {
-        // Tiles the driver never picks (more panels than kPanelsFor[NT - 1]) would not fit.
-        if constexpr (MP <= kPanelsFor[NT - 1])
-            panelTile<MP, NT>(P, k, x, ldx, y, ldy, masks);
-        else
-            __builtin_trap();
-    }
+template <class T> struct PanelTileOf {
+    template <int MP, int NT> struct Tile {
+        static void run(const T* P, int64_t k, const float* x, int64_t ldx, float* y, int64_t ldy,
+                        const __mmask16* masks) {
+            // Tiles the driver never picks (more panels than kPanelsFor[NT - 1]) would not fit.
+            if constexpr (MP <= kPanelsFor[NT - 1])
+                panelTile<MP, NT>(P, k, x, ldx, y, ldy, masks);
+            else
+                __builtin_trap();
+        }
+    };
 };
 // The driver picks the panels per tile from a block's first (widest) tile of tokens and uses
 // it for the block's last, narrower one too: that needs kPanelsFor never to grow with NT.
@@ -128,7 +136,10 @@ template <template <int, int> class Tile, class Fn, int MaxMP, size_t... Ns>
 constexpr std::array<std::array<Fn, MaxMP>, sizeof...(Ns)> tileGrid(std::index_sequence<Ns...>) {
     return {tileRow<Tile, Fn, MaxMP, static_cast<int>(Ns) + 1>(std::make_index_sequence<MaxMP>())...};
 }
-constexpr auto kTiles = tileGrid<PanelTile, TileFn, kMaxMP>(std::make_index_sequence<kMaxNT>());
+constexpr auto kTiles =
+    tileGrid<PanelTileOf<float>::Tile, TileFn<float>, kMaxMP>(std::make_index_sequence<kMaxNT>());
+constexpr auto kTilesF16 =
+    tileGrid<PanelTileOf<uint16_t>::Tile, TileFn<uint16_t>, kMaxMP>(std::make_index_sequence<kMaxNT>());
 
 // Q8_0 panels (panels.h): a tile of MP panels by NT tokens keeps, per output vector, an exact
 // int32 sum for the current block (vpdpbusd: 4 unsigned weight bytes times 4 signed
@@ -137,18 +148,18 @@ constexpr auto kTiles = tileGrid<PanelTile, TileFn, kMaxMP>(std::make_index_sequ
 // block: MP * NT conversions and FMAs with the scales. The weights' +128 bias is taken out
 // by starting each block's int32 sum at -128 * sum(x) of that block. Each output's F32 sum
 // is acc = fma(float(sum_b), dw_b * dx_b, acc) over the blocks in order, from acc = 0.
-constexpr int64_t kQ8Ahead = 4; // blocks fetched ahead (2.3 KiB per panel) for decode's stream
+constexpr int64_t kQ8Ahead = 4; // blocks fetched ahead (2 KiB per panel) for decode's stream
 
 template <int MP, int NT>
 void panelTileQ8(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx,
                  const int32_t* xbias, const float* xd, float* y, int64_t ldy,
                  const __mmask16* masks) {
     static_assert(2 * MP * NT + MP + 1 <= 32, "the tile must fit the 32 ZMM registers");
-    const int64_t panelBytes = nb * kQ8PanelBlockBytes;
+    const int64_t panelBytes = q8PanelStride(nb), quantBytes = nb * kQ8PanelQuantBytes;
     __m512 acc[MP][NT];
     zeroTile(acc);
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* block = P + b * kQ8PanelBlockBytes;
+        const uint8_t* block = P + b * kQ8PanelQuantBytes;
         __m512i sum[MP][NT];
 #pragma GCC unroll 8
         for (int t = 0; t < NT; ++t) {
@@ -164,11 +175,8 @@ void panelTileQ8(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx,
                 const uint8_t* q = block + p * panelBytes + g * 64;
                 w[p] = _mm512_load_si512(q);
                 // An address only (it may lie past the panels' end; a prefetch never faults).
-                const uintptr_t ahead =
-                    reinterpret_cast<uintptr_t>(q) + kQ8Ahead * kQ8PanelBlockBytes;
+                const uintptr_t ahead = reinterpret_cast<uintptr_t>(q) + kQ8Ahead * kQ8PanelQuantBytes;
                 _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-                if (g == 0)
-                    _mm_prefetch(reinterpret_cast<const char*>(ahead + 8 * 64), _MM_HINT_T0);
             }
 #pragma GCC unroll 8
             for (int t = 0; t < NT; ++t) {
@@ -181,8 +189,9 @@ void panelTileQ8(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx,
         }
 #pragma GCC unroll 8
         for (int p = 0; p < MP; ++p) {
-            const __m512 dw =
-                _mm512_load_ps(reinterpret_cast<const float*>(block + p * panelBytes + 8 * 64));
+            const uint8_t* scales = P + p * panelBytes + quantBytes + b * 32;
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
+            _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(scales) + 2 * 64), _MM_HINT_T0);
 #pragma GCC unroll 8
             for (int t = 0; t < NT; ++t)
                 acc[p][t] =
@@ -221,7 +230,7 @@ template <int MP, int NT>
 void panelTileQ4(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx, const int32_t* xbias, const float* xd,
                  float* y, int64_t ldy, const __mmask16* masks) {
     static_assert(2 * MP * NT + 4 <= 32, "the tile must fit the 32 ZMM registers");
-    const int64_t panelBytes = nb * kQ4PanelBlockBytes, quantBytes = nb * kQ4PanelQuantBytes;
+    const int64_t panelBytes = q4PanelStride(nb), quantBytes = nb * kQ4PanelQuantBytes;
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     __m512 acc[MP][NT];
     zeroTile(acc);
@@ -238,8 +247,8 @@ void panelTileQ4(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx, 
 #pragma GCC unroll 8
             for (int p = 0; p < MP; ++p) {
                 const uint8_t* q = P + p * panelBytes + b * kQ4PanelQuantBytes + g * 64;
-                const __m512i w = _mm512_loadu_si512(q);
-                _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(q) + kQ8Ahead * 256),
+                const __m512i w = _mm512_load_si512(q);
+                _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(q) + kQ8Ahead * kQ4PanelQuantBytes),
                              _MM_HINT_T0);
                 const __m512i lo = _mm512_and_si512(w, nibble);
                 const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(w, 4), nibble);
@@ -256,7 +265,7 @@ void panelTileQ4(const uint8_t* P, int64_t nb, const BlockQ8_0* x, int64_t ldx, 
 #pragma GCC unroll 8
         for (int p = 0; p < MP; ++p) {
             const uint8_t* scales = P + p * panelBytes + quantBytes + b * 32;
-            const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(scales)));
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(scales)));
             _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(scales) + 2 * 64), _MM_HINT_T0);
 #pragma GCC unroll 8
             for (int t = 0; t < NT; ++t)
@@ -316,16 +325,29 @@ void drivePanels(const int (&panelsFor)[MaxNT], int64_t r0, int64_t r1, int64_t 
 
 } // namespace
 
-void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x,
-                   int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+namespace {
+template <class T, class Grid>
+void floatPanels(const Grid& tiles, const T* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
+                 int64_t tokens, float* y, int64_t ldy) {
     if (r0 >= r1 || tokens <= 0 || k <= 0) return;
     drivePanels<kMaxNT, kMaxMP>(
         kPanelsFor, r0, r1, tokens, k * static_cast<int64_t>(sizeof(float)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
-            kTiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
+            tiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
                 panels + g * kPanelRows * k, k, x + t0 * ldx, ldx, y + t0 * ldy + g * kPanelRows,
                 ldy, masks);
         });
+}
+} // namespace
+
+void gemmPanelsF32(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x,
+                   int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+    floatPanels(kTiles, panels, k, r0, r1, x, ldx, tokens, y, ldy);
+}
+
+void gemmPanelsF16(const uint16_t* panels, int64_t k, int64_t r0, int64_t r1, const float* x,
+                   int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+    floatPanels(kTilesF16, panels, k, r0, r1, x, ldx, tokens, y, ldy);
 }
 
 void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
@@ -336,7 +358,7 @@ void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, c
         kPanelsForQ8, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_0)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             kTilesQ8[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
-                panels + g * nb * kQ8PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias + t0 * nb,
+                panels + g * q8PanelStride(nb), nb, x + t0 * ldx, ldx, xbias + t0 * nb,
                 xscale + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
         });
 }
@@ -349,7 +371,7 @@ void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, c
         kPanelsForQ4, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_0)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             kTilesQ4[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
-                panels + g * nb * kQ4PanelBlockBytes, nb, x + t0 * ldx, ldx, xbias + t0 * nb,
+                panels + g * q4PanelStride(nb), nb, x + t0 * ldx, ldx, xbias + t0 * nb,
                 xscale + t0 * nb, y + t0 * ldy + g * kPanelRows, ldy, masks);
         });
 }

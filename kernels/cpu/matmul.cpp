@@ -95,6 +95,10 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         k.gemmF32(reinterpret_cast<const float*>(w.row(r0)), K, x, K, K, rows, n, ys, w.rows);
         break;
     case TensorType::F16:
+        if (w.panels && k.gemmPanelsF16) {
+            k.gemmPanelsF16(static_cast<const uint16_t*>(w.panels), K, r0, r1, x, K, n, y, w.rows);
+            break;
+        }
         k.gemmF16(reinterpret_cast<const uint16_t*>(w.row(r0)), K, x, K, K, rows, n, ys, w.rows);
         break;
     case TensorType::BF16:

@@ -31,57 +31,67 @@ PanelMemory allocatePanelMemory(size_t bytes) {
     return m;
 }
 
-void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out) {
+namespace {
+template <class T>
+void packColumns(const T* w, int64_t rows, int64_t cols, T* out) {
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
     for (int64_t p = 0; p < panels; ++p) {
         const int64_t r0 = p * kPanelRows, live = std::min(kPanelRows, rows - r0);
-        float* panel = out + p * kPanelRows * cols;
-        // Row by row (reads stream; the panel, 64 * cols bytes, stays in cache for the writes).
+        T* panel = out + p * kPanelRows * cols;
+        // Row by row (reads stream; the panel, 16 * cols elements, stays in cache for the writes).
         for (int64_t r = 0; r < kPanelRows; ++r) {
             if (r < live) {
-                const float* src = w + (r0 + r) * cols;
+                const T* src = w + (r0 + r) * cols;
                 for (int64_t c = 0; c < cols; ++c) panel[c * kPanelRows + r] = src[c];
             } else {
-                for (int64_t c = 0; c < cols; ++c) panel[c * kPanelRows + r] = 0.0f;
+                for (int64_t c = 0; c < cols; ++c) panel[c * kPanelRows + r] = T{};
             }
         }
     }
 }
+} // namespace
+
+void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out) { packColumns(w, rows, cols, out); }
+
+// Rounded up to 64 bytes, so panels laid one after another stay 64-byte aligned.
+size_t panelsF16Bytes(int64_t rows, int64_t cols) { return (panelsF32Bytes(rows, cols) / 2 + 63) / 64 * 64; }
+
+void packPanelsF16(const uint16_t* w, int64_t rows, int64_t cols, uint16_t* out) { packColumns(w, rows, cols, out); }
 
 size_t panelsQ8_0Bytes(int64_t rows, int64_t nb) {
     if (rows <= 0 || nb <= 0) return 0;
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    return static_cast<size_t>(panels * nb * kQ8PanelBlockBytes);
+    return static_cast<size_t>(panels * q8PanelStride(nb));
 }
 
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) {
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    for (int64_t p = 0; p < panels; ++p)
-        for (int64_t b = 0; b < nb; ++b) {
-            uint8_t* block = out + (p * nb + b) * kQ8PanelBlockBytes;
-            float* scales = reinterpret_cast<float*>(block + 8 * 64);
+    for (int64_t p = 0; p < panels; ++p) {
+        uint8_t* panel = out + p * q8PanelStride(nb);
+        auto* scales = reinterpret_cast<uint16_t*>(panel + nb * kQ8PanelQuantBytes);
+        for (int64_t b = 0; b < nb; ++b)
             for (int64_t lane = 0; lane < kPanelRows; ++lane) {
                 const int64_t r = p * kPanelRows + lane;
                 const BlockQ8_0* src = r < rows ? &w[r * nb + b] : nullptr;
                 for (int g = 0; g < 8; ++g)
                     for (int i = 0; i < 4; ++i)
-                        block[g * 64 + lane * 4 + i] =
+                        panel[b * kQ8PanelQuantBytes + g * 64 + lane * 4 + i] =
                             static_cast<uint8_t>((src ? src->qs[g * 4 + i] : 0) + 128);
-                scales[lane] = src ? fp16ToFloat(src->d) : 0.0f;
+                scales[b * kPanelRows + lane] = src ? src->d : 0;
             }
-        }
+    }
 }
 
 size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) {
     if (rows <= 0 || nb <= 0) return 0;
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    return static_cast<size_t>(panels * nb * kQ4PanelBlockBytes);
+    return static_cast<size_t>(panels * q4PanelStride(nb));
 }
 
 void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out) {
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
     for (int64_t p = 0; p < panels; ++p) {
-        uint8_t* panel = out + p * nb * kQ4PanelBlockBytes;
+        uint8_t* panel = out + p * q4PanelStride(nb);
         auto* scales = reinterpret_cast<uint16_t*>(panel + nb * kQ4PanelQuantBytes);
         for (int64_t b = 0; b < nb; ++b)
             for (int64_t lane = 0; lane < kPanelRows; ++lane) {

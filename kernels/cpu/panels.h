@@ -1,5 +1,5 @@
-// F32, Q8_0 and Q4_0 weight matrices repacked as 16-row panels, the layout of the outer-product
-// products (VecKernels::gemmPanelsF32, gemmPanelsQ8_0, gemmPanelsQ4_0).
+// F32, F16, Q8_0 and Q4_0 weight matrices repacked as 16-row panels, the layout of the outer-product
+// products (VecKernels::gemmPanelsF32, gemmPanelsF16, gemmPanelsQ8_0, gemmPanelsQ4_0).
 #pragma once
 
 #include <cstddef>
@@ -30,20 +30,33 @@ size_t panelsF32Bytes(int64_t rows, int64_t cols);
 // panelsF32Bytes(rows, cols) bytes, 64-byte aligned.
 void packPanelsF32(const float* w, int64_t rows, int64_t cols, float* out);
 
+// A (rows, cols) row-major F16 matrix (raw bits) as panels of the same layout: element (r, c) at
+// [(p * cols + c) * 16 + r - 16p], a column 32 bytes, 32-byte aligned; the rows' own bytes (the
+// size rounded up to 64 bytes).
+size_t panelsF16Bytes(int64_t rows, int64_t cols);
+void packPanelsF16(const uint16_t* w, int64_t rows, int64_t cols, uint16_t* out);
+
 // A (rows, nb blocks) Q8_0 matrix as 16-row panels, for vpdpbusd outer products
-// (VecKernels::gemmPanelsQ8_0). Panel p, block b takes kQ8PanelBlockBytes at
-// (p * nb + b) * kQ8PanelBlockBytes: 8 groups of 64 bytes, group g holding elements
-// 4g..4g+3 of the block for rows 16p..16p+15 (row r's 4 bytes at g * 64 + 4 (r - 16p)), each
-// q + 128 (unsigned, as vpdpbusd takes its first operand); then the 16 rows' scales as F32.
+// (VecKernels::gemmPanelsQ8_0), in the rows' own size (544 bytes per 16 rows and block, and up
+// to 32 bytes of padding per panel). Panel p
+// takes q8PanelStride(nb) bytes at p * q8PanelStride(nb): first nb quant blocks of 512
+// bytes, block b's 8 groups of 64 bytes at b * 512, group g holding elements 4g..4g+3 of the
+// block for rows 16p..16p+15 (row r's 4 bytes at g * 64 + 4 (r - 16p)), each q + 128 (unsigned,
+// as vpdpbusd takes its first operand); then nb times the 16 rows' F16 scales (32 bytes each).
 // Rows past the last have q = 0 and scale 0.
-constexpr int64_t kQ8PanelBlockBytes = 8 * 64 + 16 * 4;
+constexpr int64_t kQ8PanelQuantBytes = 8 * 64;
+constexpr int64_t kQ8PanelBlockBytes = kQ8PanelQuantBytes + 16 * 2;
+// Bytes from one Q8_0 panel to the next: nb blocks, rounded up to 64 so every panel (and its
+// 64-byte groups) starts 64-byte aligned.
+constexpr int64_t q8PanelStride(int64_t nb) { return (nb * kQ8PanelBlockBytes + 63) / 64 * 64; }
 size_t panelsQ8_0Bytes(int64_t rows, int64_t nb);
 // Writes the panels of w (rows x nb blocks, rows nb blocks apart) to `out`:
 // panelsQ8_0Bytes(rows, nb) bytes, 64-byte aligned.
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out);
 // A (rows, nb blocks) Q4_0 matrix as 16-row panels, for vpdpbusd outer products
-// (VecKernels::gemmPanelsQ4_0), in the rows' own bytes (288 per 16 rows and block). Panel p
-// takes nb * kQ4PanelBlockBytes at p * nb * kQ4PanelBlockBytes: first nb quant blocks of 256
+// (VecKernels::gemmPanelsQ4_0), in the rows' own bytes (288 per 16 rows and block, and up to 32
+// bytes of padding per panel). Panel p takes q4PanelStride(nb) bytes at p * q4PanelStride(nb):
+// first nb quant blocks of 256
 // bytes, block b's 4 groups of 64 bytes at b * 256, group g holding for rows 16p..16p+15 (row
 // r's 4 bytes at g * 64 + 4 (r - 16p)) the row's stored bytes qs[4g..4g+3]: low nibbles
 // elements 4g..4g+3, high nibbles 16 + 4g..16 + 4g + 3 (q, unsigned; the - 8 comes off through
@@ -51,6 +64,7 @@ void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out);
 // the last have q = 0 and scale 0.
 constexpr int64_t kQ4PanelQuantBytes = 4 * 64;
 constexpr int64_t kQ4PanelBlockBytes = kQ4PanelQuantBytes + 16 * 2;
+constexpr int64_t q4PanelStride(int64_t nb) { return (nb * kQ4PanelBlockBytes + 63) / 64 * 64; }
 size_t panelsQ4_0Bytes(int64_t rows, int64_t nb);
 void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out);
 // What gemmPanelsQ8_0 (and gemmPanelsQ4_0) needs of the activations (tokens x nb blocks, rows ldx blocks apart)

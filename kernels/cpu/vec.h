@@ -98,6 +98,10 @@ struct VecKernels {
     // their F32 products read the rows.
     void (*gemmPanelsF32)(const float* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
                           int64_t tokens, float* y, int64_t ldy);
+    // gemmPanelsF32 over F16 panels (packPanelsF16), each weight converted exactly: the bits of
+    // gemmPanelsF32 on the converted matrix. nullptr where absent.
+    void (*gemmPanelsF16)(const uint16_t* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
+                          int64_t tokens, float* y, int64_t ldy);
     // The same for a Q8_0 matrix as panels (packPanelsQ8_0; nb blocks per row) and Q8_0
     // activations (x rows ldx blocks apart; xbias and xscale from prepareQ8Panels, nb per
     // token): per output and block the exact integer sum s_b of the block's products, and

@@ -194,6 +194,7 @@ const VecKernels kAvx2{"avx2",
                        avx2::scoreRows<uint16_t>,
                        avx2::sumRows<uint16_t>,
                        nullptr, // gemmPanelsF32: F32 products read the rows
+                       nullptr, // gemmPanelsF16: likewise
                        nullptr, // gemmPanelsQ8_0: likewise
                        nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
                        avx2::quantizeQ8_K,

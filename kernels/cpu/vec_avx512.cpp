@@ -40,6 +40,7 @@ VecKernels makeTable() {
     k.scoreRowsF16 = avx512::scoreRows<uint16_t>;
     k.sumRowsF16 = avx512::sumRows<uint16_t>;
     k.gemmPanelsF32 = avx512::gemmPanelsF32;
+    k.gemmPanelsF16 = avx512::gemmPanelsF16;
     k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
     k.gemmPanelsQ4_0 = avx512::gemmPanelsQ4_0;
     k.dotQ4_K = avx512::dotQ4_K;

@@ -139,6 +139,7 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            scoreRowsOf<float, dotF32>, sumRowsOf<float, axpyRows>,
                            scoreRowsOf<uint16_t, dotF16>, sumRowsOf<uint16_t, axpyRowsF16>,
                            nullptr,  // gemmPanelsF32: F32 products read the rows
+                           nullptr, // gemmPanelsF16: likewise
                            nullptr,  // gemmPanelsQ8_0: likewise
                            nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
                            quantizeQ8_K, portable::dotQ2_K, portable::dotQ3_K, portable::dotQ4_K,

@@ -81,14 +81,15 @@ const uint8_t* bytesOf(const PanelMemory& m) { return reinterpret_cast<const uin
 TEST(PanelsQ4, TheRowsOwnBytesInGroupsOfFourThenTheF16Scales) {
     const int64_t rows = 19, nb = 3;
     const auto w = weights(rows, nb, 1);
-    // The rows' own size: 288 bytes per 16 rows and block, the last panel padded.
-    ASSERT_EQ(panelsQ4_0Bytes(rows, nb), static_cast<size_t>(2 * nb * kQ4PanelBlockBytes));
+    // The rows' own size (288 bytes per 16 rows and block), each panel padded to 64 bytes.
+    ASSERT_EQ(panelsQ4_0Bytes(rows, nb), static_cast<size_t>(2 * q4PanelStride(nb)));
+    EXPECT_EQ(q4PanelStride(3), 896); // 3 x 288 = 864, rounded up to 64
     EXPECT_EQ(static_cast<size_t>(kQ4PanelBlockBytes), 16 * sizeof(BlockQ4_0));
     EXPECT_EQ(panelsQ4_0Bytes(0, nb), 0u);
     EXPECT_EQ(panelsQ4_0Bytes(rows, 0), 0u);
     const PanelMemory m = panelsOf(w, rows, nb);
     for (int64_t p = 0; p < 2; ++p) {
-        const uint8_t* panel = bytesOf(m) + p * nb * kQ4PanelBlockBytes;
+        const uint8_t* panel = bytesOf(m) + p * q4PanelStride(nb);
         for (int64_t b = 0; b < nb; ++b)
             for (int64_t lane = 0; lane < 16; ++lane) {
                 const int64_t r = p * 16 + lane;

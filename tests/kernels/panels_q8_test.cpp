@@ -84,18 +84,18 @@ const uint8_t* bytesOf(const PanelMemory& m) {
 
 } // namespace
 
-TEST(PanelsQ8, GroupsHoldFourBytesOfSixteenRowsBiasedThenTheScales) {
+TEST(PanelsQ8, GroupsHoldFourBytesOfSixteenRowsBiasedThenTheF16Scales) {
     const int64_t rows = 19, nb = 2;
     const auto w = randomBlocks(rows, nb, 1);
-    ASSERT_EQ(panelsQ8_0Bytes(rows, nb), static_cast<size_t>(2 * nb * kQ8PanelBlockBytes));
+    ASSERT_EQ(panelsQ8_0Bytes(rows, nb), static_cast<size_t>(2 * q8PanelStride(nb)));
+    EXPECT_EQ(q8PanelStride(3), 1664); // 3 x 544 = 1632, rounded up to 64
     EXPECT_EQ(panelsQ8_0Bytes(0, nb), 0u);
     EXPECT_EQ(panelsQ8_0Bytes(rows, -1), 0u);
     const PanelMemory m = panelsOf(w, rows, nb);
-    for (int64_t p = 0; p < 2; ++p)
+    for (int64_t p = 0; p < 2; ++p) {
+        const uint8_t* panel = bytesOf(m) + p * q8PanelStride(nb);
         for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* block = bytesOf(m) + (p * nb + b) * kQ8PanelBlockBytes;
-            float scales[16];
-            std::memcpy(scales, block + 8 * 64, sizeof scales);
+            const uint8_t* block = panel + b * kQ8PanelQuantBytes;
             for (int64_t lane = 0; lane < 16; ++lane) {
                 const int64_t r = p * 16 + lane;
                 for (int64_t i = 0; i < kQ8_0BlockSize; ++i) {
@@ -103,10 +103,14 @@ TEST(PanelsQ8, GroupsHoldFourBytesOfSixteenRowsBiasedThenTheScales) {
                     ASSERT_EQ(block[(i / 4) * 64 + lane * 4 + i % 4], q + 128)
                         << "row " << r << " element " << i;
                 }
-                EXPECT_EQ(scales[lane],
-                          r < rows ? fp16ToFloat(w[static_cast<size_t>(r * nb + b)].d) : 0.0f);
+                uint16_t d = 0;
+                std::memcpy(&d, panel + nb * kQ8PanelQuantBytes + (b * 16 + lane) * 2, 2);
+                EXPECT_EQ(d, r < rows ? w[static_cast<size_t>(r * nb + b)].d : 0);
             }
         }
+    }
+    // The rows' own size: 34 bytes per row and block.
+    EXPECT_EQ(static_cast<size_t>(kQ8PanelBlockBytes), 16 * sizeof(BlockQ8_0));
 }
 
 TEST(VecPanelsQ8, EveryOutputChainsTheExactBlockSumsInOrder) {

@@ -1,5 +1,6 @@
-// F32 panels: the layout (packPanelsF32) and every table's outer-product product over it
-// (gemmPanelsF32).
+// F32 and F16 panels: the layout (packPanelsF32, packPanelsF16) and every table's outer-product
+// product over it (gemmPanelsF32, gemmPanelsF16).
+#include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/panels.h"
 #include "vec_test_util.h"
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -195,5 +197,97 @@ TEST(Matmul, PanelsGiveTheSameBitsForAnyThreadsBatchAndGrouping) {
                 ASSERT_TRUE(sameBits(alone[static_cast<size_t>(r)],
                                      want[static_cast<size_t>(t * rows[i] + r)]));
         }
+    }
+}
+
+namespace {
+// Weights rounded to F16: their bits, and the exact F32 values the F16 panels multiply.
+struct HalfWeights {
+    std::vector<uint16_t> bits;
+    std::vector<float> values;
+};
+HalfWeights halfWeights(int64_t rows, int64_t cols, uint32_t seed) {
+    HalfWeights h;
+    for (float v : randomFloats(static_cast<size_t>(rows * cols), seed)) {
+        h.bits.push_back(floatToFp16(v));
+        h.values.push_back(fp16ToFloat(h.bits.back()));
+    }
+    return h;
+}
+PanelMemory halfPanelsOf(const HalfWeights& w, int64_t rows, int64_t cols) {
+    PanelMemory m = allocatePanelMemory(panelsF16Bytes(rows, cols));
+    packPanelsF16(w.bits.data(), rows, cols, reinterpret_cast<uint16_t*>(m.get()));
+    return m;
+}
+} // namespace
+
+TEST(PanelsF16, TheF32LayoutInHalfTheBytesRoundedTo64) {
+    const int64_t rows = 37, cols = 5;
+    const HalfWeights w = halfWeights(rows, cols, 1);
+    EXPECT_EQ(panelsF16Bytes(rows, cols), 512u); // 3 panels x 5 columns x 32 bytes = 480, rounded up
+    EXPECT_EQ(panelsF16Bytes(32, 64), panelsF32Bytes(32, 64) / 2);
+    const PanelMemory m = halfPanelsOf(w, rows, cols);
+    const auto* p = reinterpret_cast<const uint16_t*>(m.get());
+    for (int64_t panel = 0; panel < 3; ++panel)
+        for (int64_t c = 0; c < cols; ++c)
+            for (int64_t lane = 0; lane < 16; ++lane) {
+                const int64_t r = panel * 16 + lane;
+                ASSERT_EQ(p[(panel * cols + c) * 16 + lane], r < rows ? w.bits[static_cast<size_t>(r * cols + c)] : 0)
+                    << "row " << r << " col " << c;
+            }
+}
+
+TEST(VecPanelsF16, EveryOutputIsTheF32ChainOnTheConvertedWeights) {
+    const auto kernels = tablesWith(&VecKernels::gemmPanelsF16);
+    if (kernels.empty()) GTEST_SKIP() << "no kernel table on this CPU multiplies F16 panels (AVX-512 only)";
+    for (const VecKernels* k : kernels)
+        for (auto [rows, cols, tokens] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {17, 7, 9}, {49, 33, 3},
+                                          {130, 288, 21}, {37, 8192, 21}, {16, 3, 8}}) {
+            const HalfWeights w = halfWeights(rows, cols, 2);
+            const auto x = randomFloats(static_cast<size_t>(tokens * cols), 3);
+            const PanelMemory m = halfPanelsOf(w, rows, cols);
+            std::vector<float> y(static_cast<size_t>(rows * tokens), std::numeric_limits<float>::quiet_NaN());
+            k->gemmPanelsF16(reinterpret_cast<const uint16_t*>(m.get()), cols, 0, rows, x.data(), cols, tokens,
+                             y.data(), rows);
+            const auto want = fmaChains(w.values, x, rows, cols, tokens);
+            for (size_t i = 0; i < y.size(); ++i)
+                ASSERT_TRUE(sameBits(y[i], want[i])) << k->name << " rows=" << rows << " cols=" << cols
+                                                     << " tokens=" << tokens << " output " << i;
+            // A range inside the panels writes only its rows.
+            std::vector<float> part(y.size(), -7.0f);
+            const int64_t r0 = rows / 3, r1 = rows - rows / 4;
+            k->gemmPanelsF16(reinterpret_cast<const uint16_t*>(m.get()), cols, r0, r1, x.data(), cols, tokens,
+                             part.data(), rows);
+            for (int64_t t = 0; t < tokens; ++t)
+                for (int64_t r = 0; r < rows; ++r) {
+                    const size_t i = static_cast<size_t>(t * rows + r);
+                    if (r >= r0 && r < r1) ASSERT_TRUE(sameBits(part[i], want[i]));
+                    else ASSERT_EQ(part[i], -7.0f);
+                }
+        }
+}
+
+TEST(Matmul, F16PanelsGiveTheSameBitsForAnyThreadsAndBatch) {
+    if (!vecKernels().gemmPanelsF16) GTEST_SKIP() << "the chosen kernel table does not multiply F16 panels";
+    const int64_t rows = 333, cols = 96, n = 11;
+    const HalfWeights hw = halfWeights(rows, cols, 9);
+    const auto x = randomFloats(static_cast<size_t>(n * cols), 10);
+    const PanelMemory m = halfPanelsOf(hw, rows, cols);
+    WeightMatrix w{TensorType::F16, rows, cols, hw.bits.data()};
+    w.panels = m.get();
+    ThreadPool p1(1), p4(4);
+    MatmulScratch scratch;
+    std::vector<float> y1(static_cast<size_t>(n * rows)), y4(y1.size()), one(static_cast<size_t>(rows));
+    matmul(w, x.data(), n, y1.data(), p1, scratch);
+    matmul(w, x.data(), n, y4.data(), p4, scratch);
+    const auto want = fmaChains(hw.values, x, rows, cols, n);
+    for (size_t i = 0; i < y1.size(); ++i) {
+        ASSERT_TRUE(sameBits(y1[i], want[i])) << "output " << i;
+        ASSERT_TRUE(sameBits(y4[i], want[i])) << "output " << i;
+    }
+    for (int64_t t = 0; t < n; ++t) {
+        matmul(w, x.data() + t * cols, 1, one.data(), p4, scratch);
+        for (int64_t r = 0; r < rows; ++r)
+            ASSERT_TRUE(sameBits(one[static_cast<size_t>(r)], want[static_cast<size_t>(t * rows + r)]));
     }
 }

@@ -3,8 +3,8 @@
 // Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20] [shapes = stories110m |
 // stories15m]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
 // 32000 x 768; stories15m: the same with 288 and 768) and each weight type, prints the best and
-// median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32, Q8_0 and Q4_0 also as
-// "f32p", "q8_0p" and "q4_0p", from 16-row panels (kernels/cpu/panels.h) where the kernel table
+// median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32, F16, Q8_0 and Q4_0 also
+// as "f32p", "f16p", "q8_0p" and "q4_0p", from 16-row panels (kernels/cpu/panels.h) where the kernel table
 // multiplies them. Best-of-N is the
 // figure to compare on a shared machine: interference only ever slows a run down.
 #include "kernels/cpu/matmul.h"
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
             for (int64_t r = 0; r < rows; ++r)
                 quantizeRow(type, wf.data() + r * cols, packed.data() + r * rowBytes(type, cols), cols);
             WeightMatrix w{type, rows, cols, packed.data()};
-            // F32, Q8_0 and Q4_0 run twice: from their rows (dot tiles), then from 16-row panels
+            // F32, F16, Q8_0 and Q4_0 run twice: from their rows (dot tiles), then from 16-row panels
             // (outer products) where the kernel table has them, as Forward uses them.
             PanelMemory panels;
             bool withPanels = false;
@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
                 panels = allocatePanelMemory(panelsQ8_0Bytes(rows, nb));
                 packPanelsQ8_0(reinterpret_cast<const BlockQ8_0*>(packed.data()), rows, nb,
                                reinterpret_cast<uint8_t*>(panels.get()));
+                withPanels = true;
+            } else if (type == TensorType::F16 && vecKernels().gemmPanelsF16) {
+                panels = allocatePanelMemory(panelsF16Bytes(rows, cols));
+                packPanelsF16(reinterpret_cast<const uint16_t*>(packed.data()), rows, cols,
+                              reinterpret_cast<uint16_t*>(panels.get()));
                 withPanels = true;
             } else if (type == TensorType::Q4_0 && vecKernels().gemmPanelsQ4_0) {
                 const int64_t nb = cols / kQ4_0BlockSize;
