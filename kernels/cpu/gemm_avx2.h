@@ -1,5 +1,5 @@
-// Register-tiled AVX2 matrix products, defined in gemm_avx2.cpp (the only callers are the AVX2
-// vector table).
+// Register-tiled AVX2 matrix products, defined in gemm_avx2.cpp and gemm_panels_avx2.cpp (the only
+// callers are the AVX2 vector table).
 #pragma once
 
 #include "kernels/tensor_type.h"
@@ -31,5 +31,10 @@ void scoreRows(const T* k, int64_t ldk, int64_t m, const float* q, int64_t heads
 template <class T>
 void sumRows(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
              int64_t group, int64_t hd, float* y);
+
+// VecKernels::gemmPanelsQ4_0 over the AVX-512 table's Q4_0 panel layout, defined in
+// gemm_panels_avx2.cpp: vpmaddubsw outer products, the same bits as AVX-512's.
+void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
+                    const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
 
 } // namespace mb::kernels::avx2

@@ -196,7 +196,7 @@ const VecKernels kAvx2{"avx2",
                        nullptr, // gemmPanelsF32: F32 products read the rows
                        nullptr, // gemmPanelsF16: likewise
                        nullptr, // gemmPanelsQ8_0: likewise
-                       nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
+                       avx2::gemmPanelsQ4_0,
                        avx2::quantizeQ8_K,
                        avx2::dotQ2_K,
                        avx2::dotQ3_K,
