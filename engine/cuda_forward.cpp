@@ -1,4 +1,5 @@
-// CudaForward: the same layer sequence as forward.cpp, as CUDA kernels and cuBLAS products on one stream.
+// CudaForward's set-up and host side: weight uploads, the staged batch description, graphs and run();
+// the layer itself is in engine/cuda_layer.cpp.
 //
 // Where the time goes: batch-1 decode reads every weight once per token (the matvec
 // kernels), so it is bound by HBM bandwidth; prefill is bound by cuBLAS's F16 tensor-core
@@ -35,7 +36,7 @@ public:
 };
 
 struct MetaLayout {
-    size_t keys, values, ids, pos, seq, cacheBlocks, tableStart, tables, bytes;
+    size_t keys, values, ids, pos, seq, rowOf, cacheBlocks, tableStart, tables, bytes;
 };
 
 MetaLayout metaLayout(size_t tokCap, size_t seqCap, size_t tableCap) {
@@ -45,29 +46,18 @@ MetaLayout metaLayout(size_t tokCap, size_t seqCap, size_t tableCap) {
     m.ids = 2 * seqCap * sizeof(float*);
     m.pos = m.ids + tokCap * sizeof(int32_t);
     m.seq = m.pos + tokCap * sizeof(int32_t);
-    m.cacheBlocks = m.seq + tokCap * sizeof(int32_t);
+    m.rowOf = m.seq + tokCap * sizeof(int32_t);
+    m.cacheBlocks = m.rowOf + tokCap * sizeof(int32_t);
     m.tableStart = m.cacheBlocks + seqCap * sizeof(int32_t);
     m.tables = m.tableStart + seqCap * sizeof(int32_t);
     m.bytes = m.tables + tableCap * sizeof(int32_t);
     return m;
 }
 
-constexpr int32_t kMaxSplits = 32; // attention splits for a single decode token
-
-// What of this model the CUDA pass lacks (it computes llama's layer: NORM RoPE without
-// factors, no biases or Q/K norms, SiLU, no soft-caps or sliding windows), or null.
+// What of this model the CUDA pass cannot compute, or null. Every architecture of
+// engine/model_arch.cpp runs; what is left is a limit of the attention kernels.
 const char* unsupportedOnCuda(const LlamaModel& model) {
-    const ModelConfig& c = model.config();
-    if (c.ropeKind != RopeKind::Norm) return "NEOX RoPE (qwen2, qwen3, gemma2, phi3)";
-    if (!c.ropeFreqFactors.empty() || c.ropePosScale != 1.0f) return "RoPE scaling (rope_freqs.weight, linear)";
-    if (c.activation != FfnActivation::Silu) return "the GELU-gated FFN (gemma2)";
-    if (c.attnSoftcap > 0 || c.finalSoftcap > 0) return "logit soft-capping (gemma2)";
-    if (c.slidingWindow > 0) return "sliding-window attention";
-    if (c.embedScale != 1.0f || c.queryScale > 0)
-        return "scaled embeddings or queries (gemma2)";
-    for (const LayerWeights& w : model.layers())
-        if (!w.bq.empty() || !w.bk.empty() || !w.bv.empty() || !w.qNorm.empty() || !w.postAttnNorm.empty())
-            return "Q/K/V biases, Q/K norms or post-norms (qwen2, qwen3, gemma2)";
+    if (model.config().headDim > 256) return "head dimensions above 256";
     return nullptr;
 }
 
@@ -79,7 +69,6 @@ CudaForward::CudaForward(const LlamaModel& model, const ForwardOptions& options,
     m_options.maxChunk = std::max<int64_t>(1, options.maxChunk);
     if (deviceIndex < 0 || deviceIndex >= cu::deviceCount())
         throw std::invalid_argument("cuda:" + std::to_string(deviceIndex) + " does not exist");
-    if (c.headDim > 256) throw ModelError("the CUDA backend supports head dimensions up to 256");
     if (const char* missing = unsupportedOnCuda(model))
         throw ModelError(std::string("the CUDA backend does not run ") + missing + " yet; use the CPU (--device cpu)");
     cu::setDevice(deviceIndex);
@@ -91,11 +80,11 @@ CudaForward::CudaForward(const LlamaModel& model, const ForwardOptions& options,
     m_outputNorm = uploadFloats(model.outputNorm());
     for (const LayerWeights& w : model.layers()) {
         Layer l;
-        for (size_t i = 0; i < 7; ++i) l.proj[i] = upload(w.*kProjections[i]);
-        l.attnNorm = uploadFloats(w.attnNorm);
-        l.ffnNorm = uploadFloats(w.ffnNorm);
+        l.proj = uploadProjections(w);
+        for (size_t i = 0; i < kLayerVectorCount; ++i) l.vec[i] = uploadFloats(w.*kLayerVectors[i]);
         m_layers.push_back(l);
     }
+    m_ropeFactors = uploadFloats(c.ropeFreqFactors);
     if (options.rope) { // the fast profile's table, resident like the weights
         const size_t floats = static_cast<size_t>(options.rope->positions() * (c.ropeDim / 2));
         const std::vector<float> cosv(options.rope->cos(0), options.rope->cos(0) + floats);
@@ -116,6 +105,7 @@ CudaForward::CudaForward(const LlamaModel& model, const ForwardOptions& options,
     m_hb = floats(c.ffnDim);
     m_hb2 = floats(c.ffnDim);
     m_logits = floats(c.vocabSize);
+    m_inputRows = floats(c.dim); // fixed, so a captured decode graph can read input rows too
     m_partialTokens = std::max<int64_t>(kMaxSplits, chunk);
     m_partial = cu::DeviceBuffer(
         static_cast<size_t>(cu::attentionScratchFloats(m_partialTokens, static_cast<int32_t>(c.heads),
@@ -152,7 +142,45 @@ cu::DeviceMatrix CudaForward::upload(const kernels::WeightMatrix& w) {
     return d;
 }
 
+// Each GGUF tensor once: the projections read from one fused tensor (attn_qkv, phi3's ffn_up:
+// the same LayerWeights::source) are row views of one upload when they still lie back to back
+// in it (a requantised model converts each view on its own; those are uploaded one by one).
+std::array<cu::DeviceMatrix, 7> CudaForward::uploadProjections(const LayerWeights& w) {
+    std::array<cu::DeviceMatrix, 7> out{};
+    std::array<bool, 7> done{};
+    for (size_t i = 0; i < 7; ++i) {
+        if (done[i]) continue;
+        const kernels::WeightMatrix& first = w.*kProjections[i];
+        std::vector<size_t> views = {i}; // the projections of this tensor, in row order
+        for (size_t j = i + 1; j < 7; ++j)
+            if (!done[j] && std::strcmp(w.source[j], w.source[i]) == 0) views.push_back(j);
+        int64_t rows = 0;
+        bool adjacent = true;
+        for (size_t j : views) {
+            const kernels::WeightMatrix& v = w.*kProjections[j];
+            adjacent = adjacent && v.type == first.type && v.cols == first.cols &&
+                       static_cast<const uint8_t*>(v.data) == first.row(rows);
+            rows += v.rows;
+        }
+        if (!adjacent) {
+            views = {i};
+            rows = first.rows;
+        }
+        const cu::DeviceMatrix whole = upload({first.type, rows, first.cols, first.data});
+        int64_t at = 0;
+        for (size_t j : views) {
+            const kernels::WeightMatrix& v = w.*kProjections[j];
+            const auto offset = static_cast<size_t>(at) * kernels::rowBytes(whole.type, whole.cols);
+            out[j] = {whole.type, v.rows, v.cols, static_cast<const uint8_t*>(whole.data) + offset};
+            done[j] = true;
+            at += v.rows;
+        }
+    }
+    return out;
+}
+
 const float* CudaForward::uploadFloats(const std::vector<float>& v) {
+    if (v.empty()) return nullptr;
     m_owned.emplace_back(v.size() * sizeof(float));
     cu::copyToDevice(m_owned.back().data(), v.data(), v.size() * sizeof(float), m_stream->get());
     m_stream->synchronize(); // `v` may be a temporary
@@ -181,9 +209,22 @@ cu::PagedKv CudaForward::pagedKv(int32_t layer) const {
     kv.tableStart = reinterpret_cast<const int32_t*>(base + m.tableStart);
     kv.seqOfToken = reinterpret_cast<const int32_t*>(base + m.seq);
     kv.posOfToken = reinterpret_cast<const int32_t*>(base + m.pos);
+    kv.blockSize = m_blockSize;
     kv.kvDim = static_cast<int32_t>(m_model.config().kvDim());
     kv.layer = layer;
     return kv;
+}
+
+cu::EmbedArgs CudaForward::embedArgs() const {
+    const MetaLayout m = metaLayout(m_tokCap, m_seqCap, m_tableCap);
+    const auto* base = m_meta.as<unsigned char>();
+    cu::EmbedArgs a;
+    a.table = m_embedding;
+    a.ids = reinterpret_cast<const int32_t*>(base + m.ids);
+    a.scale = m_model.config().embedScale;
+    a.inputs = m_inputRows.as<float>();
+    a.rowOf = reinterpret_cast<const int32_t*>(base + m.rowOf); // always read: a graph may meet rows later
+    return a;
 }
 
 void CudaForward::stageChunk(const ForwardBatch& batch, size_t begin, size_t end) {
@@ -195,6 +236,7 @@ void CudaForward::stageChunk(const ForwardBatch& batch, size_t begin, size_t end
     for (KvCache* cache : batch.caches) {
         if (cache->storage() != KvStorage::Device)
             throw ModelError("the CUDA forward pass needs a KV cache created with KvStorage::Device");
+        if (cache->type() != KvType::F32) throw ModelError("the CUDA forward pass keeps K/V in F32 only");
         if (cache->layers() != c.layers || cache->kvDim() != c.kvDim())
             throw ModelError("KV cache geometry does not match the model");
         if (blockSize != 0 && cache->blockSize() != blockSize)
@@ -229,95 +271,31 @@ void CudaForward::stageChunk(const ForwardBatch& batch, size_t begin, size_t end
         ints(m.seq)[t] = batch.seqIds[begin + t];
         if (batch.wantLogits[begin + t]) m_wantRows.push_back(static_cast<int64_t>(t));
     }
+    stageInputRows(batch, begin, end, ints(m.rowOf));
     if (m_blockSize != static_cast<int32_t>(blockSize)) m_graph.reset(); // captured with the old one
     m_blockSize = static_cast<int32_t>(blockSize);
     cu::copyToDevice(m_meta.data(), m_stage.data(), m.bytes, m_stream->get());
 }
 
-void CudaForward::product(const cu::DeviceMatrix& w, const float* x, int64_t n, float* y) {
-    const cu::Stream s = m_stream->get();
-    if (n <= cu::kMatvecMaxTokens) {
-        cu::matvec(w, x, n, y, s);
-        return;
+// The chunk's input embeddings packed into m_inputRows (one copy), rowOf[t] = each one's row or -1.
+void CudaForward::stageInputRows(const ForwardBatch& batch, size_t begin, size_t end, int32_t* rowOf) {
+    const auto dim = static_cast<size_t>(m_model.config().dim);
+    int32_t rows = 0;
+    for (size_t t = begin; t < end; ++t) {
+        const float* row = batch.embeddingAt(t);
+        rowOf[t - begin] = row ? rows : -1;
+        if (!row) continue;
+        if (m_inputStage.empty()) m_inputStage.resize(static_cast<size_t>(m_options.maxChunk) * dim);
+        std::copy_n(row, dim, m_inputStage.data() + static_cast<size_t>(rows) * dim);
+        ++rows;
     }
-    // Prefill and large batches: F16 tensor-core GEMM with F32 accumulation.
-    cu::convertToF16(x, m_xHalf.data(), n * w.cols, s);
-    const void* wHalf = w.data;
-    if (w.type != kernels::TensorType::F16) {
-        if (m_wHalf.empty()) m_wHalf = cu::DeviceBuffer(static_cast<size_t>(m_f16ScratchElems) * 2);
-        cu::dequantizeToF16(w, m_wHalf.data(), s);
-        wHalf = m_wHalf.data();
-    }
-    cu::gemmF16(*m_blas, wHalf, w.rows, w.cols, m_xHalf.data(), n, y);
-}
-
-void CudaForward::enqueueChunk(int64_t n) {
-    const ModelConfig& c = m_model.config();
-    const cu::Stream s = m_stream->get();
-    const MetaLayout m = metaLayout(m_tokCap, m_seqCap, m_tableCap);
-    const auto* ids = reinterpret_cast<const int32_t*>(m_meta.as<unsigned char>() + m.ids);
-    float *x = m_x.as<float>(), *xb = m_xb.as<float>(), *delta = m_delta.as<float>();
-    float *q = m_q.as<float>(), *k = m_k.as<float>(), *v = m_v.as<float>(), *att = m_att.as<float>();
-    float *hb = m_hb.as<float>(), *hb2 = m_hb2.as<float>();
-    const float eps = c.normEps;
-    const auto heads = static_cast<int32_t>(c.heads), kvHeads = static_cast<int32_t>(c.kvHeads);
-    const auto hd = static_cast<int32_t>(c.headDim);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
-    const auto splits = static_cast<int32_t>(std::clamp<int64_t>(m_partialTokens / n, 1, kMaxSplits));
-
-    // x += delta (the pending residual) and xb = norm(x): one kernel when fused.
-    bool pending = false;
-    auto norm = [&](const float* weight) {
-        if (pending && !m_options.fused) cu::addInPlace(x, delta, n * c.dim, s);
-        cu::addRmsNorm(x, pending && m_options.fused ? delta : nullptr, weight, xb, n, c.dim, eps, s);
-        pending = false;
-    };
-
-    cu::embedRows(m_embedding, ids, n, x, s);
-    for (size_t l = 0; l < m_layers.size(); ++l) {
-        const Layer& w = m_layers[l];
-        norm(w.attnNorm);
-        product(w.proj[kProjQ], xb, n, q);
-        product(w.proj[kProjK], xb, n, k);
-        product(w.proj[kProjV], xb, n, v);
-        cu::PagedKv kv = pagedKv(static_cast<int32_t>(l));
-        kv.blockSize = m_blockSize;
-        const cu::RopeArgs rope{q, k, v, n, heads, kvHeads, hd, static_cast<int32_t>(c.ropeDim), c.ropeBase,
-                                m_ropeCos, m_ropeSin};
-        cu::ropeAndStore(rope, kv, /*writeKv=*/m_options.fused, s);
-        if (!m_options.fused) cu::storeKv(k, v, n, kv, s);
-        if (n > 1 && m_oneSequence && cu::prefillAttentionSupported(heads, kvHeads, hd)) // prefill: tiled
-            cu::prefillAttention(q, kv, n, heads, kvHeads, hd, scale, att, s);
-        else // decode steps and mixed batches: split over the sequence
-            cu::attention(q, kv, n, heads, kvHeads, hd, scale, splits, m_partial.as<float>(), att, s);
-        product(w.proj[kProjO], att, n, delta);
-        pending = true;
-        norm(w.ffnNorm);
-        product(w.proj[kProjGate], xb, n, hb);
-        product(w.proj[kProjUp], xb, n, hb2);
-        cu::siluMul(hb, hb2, n * c.ffnDim, s);
-        product(w.proj[kProjDown], hb, n, delta);
-        pending = true;
-    }
-    norm(m_outputNorm);
-
-    const auto rows = static_cast<int64_t>(m_wantRows.size());
-    if (rows == 0) return;
-    const float* src = xb;
-    if (rows != n) { // gather the wanted rows (x is free now)
-        for (int64_t i = 0; i < rows; ++i)
-            cu::copyOnDevice(x + i * c.dim, xb + m_wantRows[static_cast<size_t>(i)] * c.dim,
-                             static_cast<size_t>(c.dim) * sizeof(float), s);
-        src = x;
-    }
-    product(m_output, src, rows, m_logits.as<float>());
+    if (rows > 0)
+        cu::copyToDevice(m_inputRows.data(), m_inputStage.data(), static_cast<size_t>(rows) * dim * sizeof(float),
+                         m_stream->get());
 }
 
 void CudaForward::run(const ForwardBatch& batch, float* logits) {
     validate(batch, m_options.rope);
-    for (size_t t = 0; t < batch.embeddings.size(); ++t)
-        if (batch.embeddings[t])
-            throw ModelError("input embeddings (image positions) run on the CPU backend only in this build");
     cu::setDevice(m_deviceIndex);
     const size_t n = batch.tokens.size();
     const auto vocab = static_cast<size_t>(m_model.config().vocabSize);

@@ -47,6 +47,19 @@ inline constexpr kernels::WeightMatrix LayerWeights::*kProjections[7] = {
     &LayerWeights::wq, &LayerWeights::wk, &LayerWeights::wv, &LayerWeights::wo,
     &LayerWeights::gate, &LayerWeights::up, &LayerWeights::down};
 
+// Index of a per-layer vector (norm weights, biases) in kLayerVectors.
+enum LayerVector : size_t {
+    kVecAttnNorm, kVecQBias, kVecKBias, kVecVBias, kVecQNorm, kVecKNorm, kVecPostAttnNorm, kVecFfnNorm, kVecPostFfnNorm,
+    kLayerVectorCount
+};
+
+// Every per-layer vector, in LayerVector order: what a backend that copies the weights
+// (CudaForward) copies, so a vector added to LayerWeights is one more entry here.
+inline constexpr std::vector<float> LayerWeights::*kLayerVectors[kLayerVectorCount] = {
+    &LayerWeights::attnNorm, &LayerWeights::bq,           &LayerWeights::bk,
+    &LayerWeights::bv,       &LayerWeights::qNorm,        &LayerWeights::kNorm,
+    &LayerWeights::postAttnNorm, &LayerWeights::ffnNorm, &LayerWeights::postFfnNorm};
+
 struct LoadOptions {
     // Weight types to compute with. Native keeps the file's types (zero copy, views into
     // the mapping); otherwise 2-D weights are requantised into owned buffers at load:

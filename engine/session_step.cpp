@@ -89,11 +89,6 @@ bool SessionImpl::admitOne(Sequence& seq) {
         throw std::runtime_error("the prompt has " + std::to_string(promptLen) +
                                  " tokens; the model reloaded since it was queued accepts at most " +
                                  std::to_string(limit));
-    // What CudaForward::run would throw for the first batch with an image, told to this request
-    // alone at admission rather than failing the whole batch it would join.
-    if (!seq.request.images.empty() && m_current->forward->device().kind != Device::Kind::Cpu)
-        throw std::runtime_error("input embeddings (image positions) run on the CPU backend only in this build (device " +
-                                 m_current->forward->device().id() + ")");
     const int64_t positions = std::min<int64_t>(promptLen + seq.request.maxTokens, c.contextLength);
     const int64_t blocksNeeded = blocksFor(positions, bs);
     if (m_profile.kv == KvPolicy::Pool) {

@@ -1,11 +1,13 @@
-// Causal grouped-query attention over the paged KV cache: split over the sequence (decode) and tiled (prefill).
+// Causal grouped-query attention over the paged KV cache: split over the sequence (decode) and tiled (prefill),
+// with the score rule of the layer (scale, Gemma 2's soft-cap, a sliding window).
 //
 // Pass 1: one block of 4 warps per (split, head, token). The split's positions are shared
 // round-robin by the warps; each warp keeps an online softmax (running max m, sum l, and
 // the weighted V sum in registers: headDim/32 floats per lane), then the block merges its
 // warps and writes (m, l, o[headDim]) for the split. Pass 2 merges the splits. The split
 // ranges are computed on the device from the token's position, so the launch shape is
-// fixed for a given n and a captured decode graph stays valid as the sequence grows.
+// fixed for a given n and a captured decode graph stays valid as the sequence grows. On a
+// sliding layer only the last `window` positions are split (and read).
 //
 // Where the time goes: at decode the K/V reads (len * kvDim * 8 bytes per layer); the
 // split count keeps enough blocks in flight to read them at full bandwidth for one token.
@@ -25,7 +27,7 @@ constexpr int kPerLane = kMaxHeadDim / 32;
 
 // partial layout: for each (token, head, split) a record of headDim + 2 floats: m, l, o.
 __global__ void attentionSplitKernel(const float* q, PagedKv kv, int32_t heads, int32_t group, int32_t headDim,
-                                     float scale, float* partial) {
+                                     AttentionRule rule, float* partial) {
     const int32_t split = blockIdx.x, splits = gridDim.x, h = blockIdx.y;
     const int64_t t = blockIdx.z;
     const int32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -33,10 +35,8 @@ __global__ void attentionSplitKernel(const float* q, PagedKv kv, int32_t heads, 
     __shared__ float wm[kWarps], wl[kWarps];
     __shared__ float wo[kWarps][kMaxHeadDim];
 
-    const int64_t len = static_cast<int64_t>(kv.posOfToken[t]) + 1;
-    const int64_t chunk = (len + splits - 1) / splits;
-    const int64_t begin = split * chunk;
-    const int64_t end = begin + chunk < len ? begin + chunk : len;
+    int64_t begin, end;
+    splitKeys(kv.posOfToken[t], rule.window, split, splits, &begin, &end);
     const int32_t seq = kv.seqOfToken[t];
     const int32_t headOffset = (h / group) * headDim;
     const float* keys = kv.keys[seq];
@@ -45,7 +45,7 @@ __global__ void attentionSplitKernel(const float* q, PagedKv kv, int32_t heads, 
     const int32_t* table = kv.tables + kv.tableStart[seq];
 
     for (int32_t d = threadIdx.x; d < headDim; d += blockDim.x)
-        qs[d] = q[(t * heads + h) * headDim + d] * scale;
+        qs[d] = q[(t * heads + h) * headDim + d] * rule.scale;
     __syncthreads();
 
     float m = -FLT_MAX, l = 0.0f;
@@ -62,7 +62,7 @@ __global__ void attentionSplitKernel(const float* q, PagedKv kv, int32_t heads, 
             const int32_t d = lane + 32 * i;
             if (d < headDim) dot += qs[d] * keys[off + d];
         }
-        dot = detail::warpSum(dot);
+        dot = ruleScore(detail::warpSum(dot), rule);
         const float mNew = fmaxf(m, dot);
         const float c = any ? __expf(m - mNew) : 0.0f;
         const float p = __expf(dot - mNew);
@@ -146,7 +146,7 @@ constexpr int kPrefillMaxHeadDim = 128;
 constexpr int kPrefillPerLane = kPrefillMaxHeadDim / 32;
 
 __global__ void attentionPrefillKernel(const float* q, PagedKv kv, int32_t n, int32_t heads, int32_t group,
-                                       int32_t headDim, int32_t tileQ, float scale, float* out) {
+                                       int32_t headDim, int32_t tileQ, AttentionRule rule, float* out) {
     extern __shared__ float smem[];
     const int32_t rows = tileQ * group;
     float* qs = smem;                                // (rows, headDim), pre-scaled
@@ -166,7 +166,8 @@ __global__ void attentionPrefillKernel(const float* q, PagedKv kv, int32_t n, in
     // Row r: token t0 + r / group, query head g * group + r % group.
     for (int32_t i = threadIdx.x; i < rows * headDim; i += blockDim.x) {
         const int32_t r = i / headDim, d = i % headDim, t = t0 + r / group;
-        qs[i] = t < n ? q[(static_cast<int64_t>(t) * heads + g * group + r % group) * headDim + d] * scale : 0.0f;
+        qs[i] = t < n ? q[(static_cast<int64_t>(t) * heads + g * group + r % group) * headDim + d] * rule.scale
+                      : 0.0f;
     }
 
     float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kPrefillPerLane];
@@ -178,7 +179,9 @@ __global__ void attentionPrefillKernel(const float* q, PagedKv kv, int32_t n, in
         for (int i = 0; i < kPrefillPerLane; ++i) acc[k][i] = 0.0f;
     }
 
-    for (int64_t j0 = 0; j0 <= lastPos; j0 += kTileK) {
+    // Key tiles from the one holding the first key the tile's first query sees (0 unless sliding).
+    const int64_t firstKey = firstVisibleKey(kv.posOfToken[t0], rule.window);
+    for (int64_t j0 = firstKey / kTileK * kTileK; j0 <= lastPos; j0 += kTileK) {
         __syncthreads(); // the previous tile is consumed (and, the first time, q is staged)
         for (int32_t i = threadIdx.x; i < kTileK * headDim; i += blockDim.x) {
             const int32_t j = i / headDim, d = i % headDim;
@@ -200,14 +203,15 @@ __global__ void attentionPrefillKernel(const float* q, PagedKv kv, int32_t n, in
             const int32_t t = t0 + r / group;
             if (r >= rows || t >= n) continue; // warp-uniform
             const int64_t rowPos = kv.posOfToken[t];
-            if (rowPos < j0) continue; // no key of this tile is visible to the row (warp-uniform)
+            // No key of this tile is visible to the row (warp-uniform): after it, or before its window.
+            if (rowPos < j0 || firstVisibleKey(rowPos, rule.window) >= j0 + kTileK) continue;
             // Lane j scores key j0 + j.
             float sc = -FLT_MAX;
-            const bool visible = lane < kTileK && j0 + lane <= rowPos;
+            const bool visible = lane < kTileK && keyVisible(rowPos, j0 + lane, rule.window);
             if (visible) {
                 float dot = 0.0f;
                 for (int32_t d = 0; d < headDim; ++d) dot += qs[r * headDim + d] * ks[lane * (headDim + 1) + d];
-                sc = dot;
+                sc = ruleScore(dot, rule);
             }
             const float mNew = fmaxf(m[k], detail::warpMax(sc));
             const float c = __expf(m[k] - mNew); // 0 while m is the -FLT_MAX sentinel
@@ -249,7 +253,7 @@ bool prefillAttentionSupported(int32_t heads, int32_t kvHeads, int32_t headDim) 
 }
 
 void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads,
-                      int32_t headDim, float scale, float* out, Stream stream) {
+                      int32_t headDim, const AttentionRule& rule, float* out, Stream stream) {
     if (n <= 0) return;
     if (!prefillAttentionSupported(heads, kvHeads, headDim))
         throw CudaError("prefillAttention: unsupported heads/KV heads/head dimension (see prefillAttentionSupported)");
@@ -259,7 +263,7 @@ void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t head
     const size_t smem = static_cast<size_t>(rows * headDim + kTileK * (headDim + 1) + kTileK * headDim) * sizeof(float);
     const dim3 grid(detail::gridFor(n, tileQ), static_cast<unsigned>(kvHeads));
     attentionPrefillKernel<<<grid, kWarps * 32, smem, stream>>>(q, kv, static_cast<int32_t>(n), heads, group, headDim,
-                                                                tileQ, scale, out);
+                                                                tileQ, rule, out);
     MB_CUDA_CHECK_LAUNCH();
 }
 
@@ -268,7 +272,7 @@ int64_t attentionScratchFloats(int64_t n, int32_t heads, int32_t headDim, int32_
 }
 
 void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads, int32_t headDim,
-               float scale, int32_t splits, float* partial, float* out, Stream stream) {
+               const AttentionRule& rule, int32_t splits, float* partial, float* out, Stream stream) {
     if (n <= 0) return;
     if (headDim > kMaxHeadDim || headDim < 1)
         throw CudaError("attention: head dimension " + std::to_string(headDim) + " is outside 1.." +
@@ -276,7 +280,7 @@ void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int3
     if (kvHeads < 1 || heads % kvHeads != 0) throw CudaError("attention: heads must be a multiple of KV heads");
     if (splits < 1 || n > 65535) throw CudaError("attention: bad split count or too many tokens in one launch");
     const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(heads), static_cast<unsigned>(n));
-    attentionSplitKernel<<<grid, kWarps * 32, 0, stream>>>(q, kv, heads, heads / kvHeads, headDim, scale, partial);
+    attentionSplitKernel<<<grid, kWarps * 32, 0, stream>>>(q, kv, heads, heads / kvHeads, headDim, rule, partial);
     MB_CUDA_CHECK_LAUNCH();
     attentionMergeKernel<<<static_cast<unsigned>(n * heads), 128, 0, stream>>>(partial, heads, headDim, splits, out);
     MB_CUDA_CHECK_LAUNCH();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/layer_math.h"
 #include "kernels/tensor_type.h"
 
 #include <cstdint>
@@ -24,19 +25,39 @@ struct DeviceMatrix {
 // True when the kernels below can use `type` as weights (F32, F16, Q8_0, Q4_0).
 bool deviceWeightType(TensorType type);
 
-// x(n, emb.cols) F32 = rows ids[0..n) of the embedding, dequantised. ids: n int32.
-void embedRows(const DeviceMatrix& emb, const int32_t* ids, int64_t n, float* x, Stream stream);
+// The first layer's input rows. Token t takes inputs row rowOf[t] as it is (an input
+// embedding: an image position) when rowOf is not null and rowOf[t] >= 0; otherwise row ids[t]
+// of `table`, dequantised and multiplied by `scale` (gemma2: sqrt(dim); else 1).
+struct EmbedArgs {
+    DeviceMatrix table;             // (vocab, dim)
+    const int32_t* ids = nullptr;   // (n) token ids
+    float scale = 1.0f;
+    const float* inputs = nullptr;  // (rows given, dim) F32 input embeddings, or null
+    const int32_t* rowOf = nullptr; // (n) row of `inputs` per token, -1 = look the id up; or null
+};
+// x(n, table.cols) F32.
+void embedRows(const EmbedArgs& args, int64_t n, float* x, Stream stream);
 
 // For each of n rows of `dim`: when `residual` is not null, x += residual (written back,
-// the fused residual add); then out = x / sqrt(mean(x^2) + eps) * weight. out may not alias x.
+// the fused residual add); then out = x / sqrt(mean(x^2) + eps) * weight. out may alias x
+// (each element is read and written by the same thread, after the row's sum): per-head Q/K
+// norms (rows = tokens x heads, dim = headDim) and post-norms run in place.
 void addRmsNorm(float* x, const float* residual, const float* weight, float* out, int64_t n, int64_t dim, float eps,
                 Stream stream);
 
 // x[i] += y[i], i < count (the unfused residual add).
 void addInPlace(float* x, const float* y, int64_t count, Stream stream);
 
-// gate[i] = silu(gate[i]) * up[i], i < count (SwiGLU).
+// Each of `rows` rows of x(rows, width) += bias(width) (qwen2's Q/K/V biases).
+void addBiasRows(float* x, const float* bias, int64_t rows, int64_t width, Stream stream);
+
+// gate[i] = silu(gate[i]) * up[i], i < count (SwiGLU; layer_math.h's siluGate).
 void siluMul(float* gate, const float* up, int64_t count, Stream stream);
+// gate[i] = gelu_tanh(gate[i]) * up[i], i < count (GeGLU, gemma2; layer_math.h's geluTanhGate).
+void geluTanhMul(float* gate, const float* up, int64_t count, Stream stream);
+
+// x[i] = cap * tanh(x[i] / cap), i < count, cap > 0 (gemma2's final logit soft-cap).
+void softcap(float* x, int64_t count, float cap, Stream stream);
 
 // The paged KV cache of one batch, as device arrays the caller fills before the launch
 // (so a captured graph reads the current step's values). Sequence s keeps K in keys[s],
@@ -56,11 +77,13 @@ struct PagedKv {
     int32_t layer = 0;
 };
 
-// RoPE on q(n, heads*headDim) and k(n, kvHeads*headDim) in place, rotating adjacent pairs
-// (2i, 2i+1) for i < ropeDim/2 by pos * base^(-2i/ropeDim). Angles come from the table
-// (cosTable/sinTable: (tablePositions, ropeDim/2), the fast profile's precomputation) when
-// it is not null, else are computed in double precision like kernels::ropeAngles. When
-// `writeKv`, also stores the rotated k and v(n, kvDim) into the paged cache (fused).
+// RoPE on q(n, heads*headDim) and k(n, kvHeads*headDim) in place, rotating for i < ropeDim/2
+// the pairs ropePair(form, i) (Norm: (2i, 2i+1); Neox: (i, i + ropeDim/2)) by the angle
+// pos * posScale * base^(-2i/ropeDim) / factors[i]. Angles come from the table
+// (cosTable/sinTable: (tablePositions, ropeDim/2), the fast profile's precomputation, which
+// already holds posScale and the factors) when it is not null, else are computed in double
+// precision like kernels::ropeAngles (layer_math.h's ropeCosSin). When `writeKv`, also stores
+// the rotated k and v(n, kvDim) into the paged cache (fused).
 struct RopeArgs {
     float* q = nullptr;
     float* k = nullptr;
@@ -70,6 +93,9 @@ struct RopeArgs {
     float base = 10000.0f;
     const float* cosTable = nullptr;
     const float* sinTable = nullptr;
+    RopeForm form = RopeForm::Norm;
+    float posScale = 1.0f;          // 1 / linear scaling factor
+    const float* factors = nullptr; // (ropeDim/2) rope_freqs.weight, or null for all 1
 };
 void ropeAndStore(const RopeArgs& args, const PagedKv& kv, bool writeKv, Stream stream);
 
@@ -77,14 +103,15 @@ void ropeAndStore(const RopeArgs& args, const PagedKv& kv, bool writeKv, Stream 
 void storeKv(const float* k, const float* v, int64_t n, const PagedKv& kv, Stream stream);
 
 // Causal grouped-query attention of n query tokens over the paged cache: token t's head h
-// attends to positions [0, posOfToken[t]] of its sequence through KV head h / (heads /
-// kvHeads). The positions are split into `splits` ranges computed on the device from the
-// position (flash-decoding), each range reduced with an online softmax, then merged.
-// q: (n, heads*headDim); out: (n, heads*headDim); partial: scratch of
+// attends to positions [0, posOfToken[t]] of its sequence (the last rule.window of them on a
+// sliding layer) through KV head h / (heads / kvHeads), with scores scaled and soft-capped by
+// `rule`. The visible positions are split into `splits` ranges computed on the device from the
+// position (flash-decoding, layer_math.h's splitKeys), each range reduced with an online
+// softmax, then merged. q: (n, heads*headDim); out: (n, heads*headDim); partial: scratch of
 // attentionScratchFloats(n, heads, headDim, splits) floats. headDim <= 256.
 int64_t attentionScratchFloats(int64_t n, int32_t heads, int32_t headDim, int32_t splits);
 void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads, int32_t headDim,
-               float scale, int32_t splits, float* partial, float* out, Stream stream);
+               const AttentionRule& rule, int32_t splits, float* partial, float* out, Stream stream);
 
 // The same attention for a prefill chunk of ONE sequence: all n tokens belong to sequence
 // seqOfToken[0] and sit at consecutive positions posOfToken[0] + i. Queries are taken in
@@ -92,7 +119,7 @@ void attention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int3
 // Supported when heads / kvHeads <= 32 and headDim <= 128; otherwise use attention().
 bool prefillAttentionSupported(int32_t heads, int32_t kvHeads, int32_t headDim);
 void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t heads, int32_t kvHeads,
-                      int32_t headDim, float scale, float* out, Stream stream);
+                      int32_t headDim, const AttentionRule& rule, float* out, Stream stream);
 
 // Decode product: y(n, w.rows) = x(n, w.cols) · W^T for n <= kMatvecMaxTokens, reading each
 // weight block once for all n tokens and dequantising in registers (one warp per row).

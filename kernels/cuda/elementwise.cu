@@ -1,13 +1,16 @@
-// Row and elementwise kernels: embedding gather, RMSNorm (+ residual), SwiGLU, RoPE (+ KV write), F16 casts.
+// Row and elementwise kernels: embedding gather (or input rows), RMSNorm (+ residual), biases, gated activations,
+// soft-cap, RoPE (+ KV write), F16 casts.
 //
 // All of these are memory-bound and tiny next to the weight products; they exist so that the
-// activations never leave the device between the products.
+// activations never leave the device between the products. The per-element math is
+// layer_math.h's, which the CPU tests check against the CPU engine.
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/dequant.cuh"
 
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace mb::kernels::cuda {
@@ -23,11 +26,20 @@ namespace {
 
 constexpr int kRowThreads = 256;
 
-__global__ void embedKernel(TensorType type, const uint8_t* emb, int64_t rowBytes, int64_t dim, const int32_t* ids,
-                            float* x) {
-    const int64_t t = blockIdx.x;
-    const uint8_t* row = emb + static_cast<int64_t>(ids[t]) * rowBytes;
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) x[t * dim + i] = detail::loadElement(type, row, i);
+// One block per token: its input row as it is, or its table row dequantised and scaled.
+__global__ void embedKernel(EmbedArgs a, int64_t rowBytes, float* x) {
+    const int64_t t = blockIdx.x, dim = a.table.cols;
+    const int32_t inputRow = a.rowOf ? a.rowOf[t] : -1;
+    if (inputRow >= 0) {
+        const float* in = a.inputs + static_cast<int64_t>(inputRow) * dim;
+        for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) x[t * dim + i] = in[i];
+        return;
+    }
+    const uint8_t* row = static_cast<const uint8_t*>(a.table.data) + static_cast<int64_t>(a.ids[t]) * rowBytes;
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+        const float v = detail::loadElement(a.table.type, row, i);
+        x[t * dim + i] = a.scale != 1.0f ? v * a.scale : v;
+    }
 }
 
 // One block per row: optional residual add, then the sum of squares reduced over the block.
@@ -62,12 +74,24 @@ __global__ void addKernel(float* x, const float* y, int64_t count) {
     if (i < count) x[i] += y[i];
 }
 
+__global__ void biasKernel(float* x, const float* bias, int64_t count, int64_t width) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < count) x[i] += bias[i % width];
+}
+
 __global__ void siluMulKernel(float* gate, const float* up, int64_t count) {
     const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-    if (i < count) {
-        const float g = gate[i];
-        gate[i] = g / (1.0f + expf(-g)) * up[i];
-    }
+    if (i < count) gate[i] = siluGate(gate[i], up[i]);
+}
+
+__global__ void geluTanhMulKernel(float* gate, const float* up, int64_t count) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < count) gate[i] = geluTanhGate(gate[i], up[i]);
+}
+
+__global__ void softcapKernel(float* x, int64_t count, float cap) {
+    const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+    if (i < count) x[i] = softcapped(x[i], cap);
 }
 
 // Where position `pos` of token t's sequence lives in layer kv.layer (element offset).
@@ -91,17 +115,11 @@ __global__ void ropeKernel(RopeArgs a, PagedKv kv, bool writeKv) {
             c = a.cosTable[pos * half + i];
             s = a.sinTable[pos * half + i];
         } else { // as kernels::ropeAngles: double precision, then rounded
-            const double freq = pow(static_cast<double>(a.base), -2.0 * i / static_cast<double>(a.ropeDim));
-            double sd, cd;
-            sincos(static_cast<double>(pos) * freq, &sd, &cd);
-            c = static_cast<float>(cd);
-            s = static_cast<float>(sd);
+            ropeCosSin(pos, i, a.ropeDim, a.base, a.posScale, a.factors, &c, &s);
         }
         float* v = head < a.heads ? a.q + t * qDim + head * a.headDim
                                   : a.k + t * kvDim + (head - a.heads) * a.headDim;
-        const float x0 = v[2 * i], x1 = v[2 * i + 1];
-        v[2 * i] = x0 * c - x1 * s;
-        v[2 * i + 1] = x0 * s + x1 * c;
+        ropeRotate(v, ropePair(a.form, i, a.ropeDim), c, s);
     }
     if (!writeKv) return;
     __syncthreads(); // k is rotated before it is copied
@@ -129,17 +147,26 @@ __global__ void toHalfKernel(const float* x, __half* y, int64_t count) {
 
 } // namespace
 
-void embedRows(const DeviceMatrix& emb, const int32_t* ids, int64_t n, float* x, Stream stream) {
+void embedRows(const EmbedArgs& args, int64_t n, float* x, Stream stream) {
     if (n <= 0) return;
     embedKernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(
-        emb.type, static_cast<const uint8_t*>(emb.data), detail::deviceRowBytes(emb.type, emb.cols), emb.cols, ids, x);
+        args, detail::deviceRowBytes(args.table.type, args.table.cols), x);
     MB_CUDA_CHECK_LAUNCH();
 }
 
 void addRmsNorm(float* x, const float* residual, const float* weight, float* out, int64_t n, int64_t dim, float eps,
                 Stream stream) {
     if (n <= 0) return;
-    addRmsNormKernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(x, residual, weight, out, dim, eps);
+    // Whole warps, no more than the row needs: a head's norm (dim 64-256) uses 2-8 warps.
+    const auto threads = static_cast<unsigned>(std::min<int64_t>(kRowThreads, (dim + 31) / 32 * 32));
+    addRmsNormKernel<<<static_cast<unsigned>(n), threads, 0, stream>>>(x, residual, weight, out, dim, eps);
+    MB_CUDA_CHECK_LAUNCH();
+}
+
+void addBiasRows(float* x, const float* bias, int64_t rows, int64_t width, Stream stream) {
+    const int64_t count = rows * width;
+    if (count <= 0) return;
+    biasKernel<<<gridFor(count, 256), 256, 0, stream>>>(x, bias, count, width);
     MB_CUDA_CHECK_LAUNCH();
 }
 
@@ -152,6 +179,18 @@ void addInPlace(float* x, const float* y, int64_t count, Stream stream) {
 void siluMul(float* gate, const float* up, int64_t count, Stream stream) {
     if (count <= 0) return;
     siluMulKernel<<<gridFor(count, 256), 256, 0, stream>>>(gate, up, count);
+    MB_CUDA_CHECK_LAUNCH();
+}
+
+void geluTanhMul(float* gate, const float* up, int64_t count, Stream stream) {
+    if (count <= 0) return;
+    geluTanhMulKernel<<<gridFor(count, 256), 256, 0, stream>>>(gate, up, count);
+    MB_CUDA_CHECK_LAUNCH();
+}
+
+void softcap(float* x, int64_t count, float cap, Stream stream) {
+    if (count <= 0) return;
+    softcapKernel<<<gridFor(count, 256), 256, 0, stream>>>(x, count, cap);
     MB_CUDA_CHECK_LAUNCH();
 }
 

@@ -3,6 +3,7 @@
 #include "engine/forward.h"
 #include "engine/llama_model.h"
 #include "engine/synthetic_model.h"
+#include "arch_golden.h"
 #include "forward_test_util.h"
 #include "reference_forward.h"
 #include "test_data.h"
@@ -37,37 +38,11 @@ const ArchCase kCases[] = {
     {"tiny-phi3.f32", ModelArch::Phi3, 5e-5, 1e-9},      {"tiny-phi3.Q8_0", ModelArch::Phi3, 0.05, 2e-5},
 };
 
-constexpr size_t kVocab = 512;
-
-struct Golden {
-    std::vector<int32_t> prompt, greedy;
-    std::vector<double> margins;
-    std::vector<float> logits, genLogits;
-};
-
-Golden readGolden(const std::string& name) {
-    const auto dir = mb::test::dataDir() / "arch";
-    const auto j = nlohmann::json::parse(std::ifstream(dir / (name + ".json")));
-    Golden g;
-    g.prompt = j["prompt"]["token_ids"].get<std::vector<int32_t>>();
-    g.greedy = j["greedy"]["tokens"].get<std::vector<int32_t>>();
-    g.margins = j["greedy"]["margin"].get<std::vector<double>>();
-    g.logits = readFloats(dir / (name + ".logits.f32"));
-    g.genLogits = readFloats(dir / (name + ".gen_logits.f32"));
-    return g;
-}
-
-struct Agreement {
-    double maxAbs = 0, meanKl = 0;
-};
-Agreement agreement(const std::vector<float>& got, const std::vector<float>& ref, size_t rows) {
-    Agreement a;
-    for (size_t r = 0; r < rows; ++r) {
-        a.maxAbs = std::max(a.maxAbs, compare(got.data() + r * kVocab, ref.data() + r * kVocab, kVocab).maxAbs);
-        a.meanKl += klDivergence(ref.data() + r * kVocab, got.data() + r * kVocab, kVocab) / static_cast<double>(rows);
-    }
-    return a;
-}
+constexpr size_t kVocab = mb::test::kArchVocab;
+using Golden = mb::test::ArchGolden;
+using mb::test::agreement;
+using mb::test::Agreement;
+Golden readGolden(const std::string& name) { return mb::test::readArchGolden(name); }
 
 class ArchFile : public ::testing::TestWithParam<ArchCase> {};
 

@@ -111,8 +111,10 @@ TEST(CudaKernels, EmbeddingGatherEqualsDequantisedRows) {
         const std::vector<int32_t> ids = {40, 0, 17, 17, 3};
         const auto dids = toDevice(ids);
         cuda::DeviceBuffer dx(ids.size() * dim * sizeof(float));
-        cuda::embedRows({type, vocab, dim, w.data()}, dids.as<int32_t>(), static_cast<int64_t>(ids.size()),
-                        dx.as<float>(), nullptr);
+        cuda::EmbedArgs args;
+        args.table = {type, vocab, dim, w.data()};
+        args.ids = dids.as<int32_t>();
+        cuda::embedRows(args, static_cast<int64_t>(ids.size()), dx.as<float>(), nullptr);
         const auto x = toHost<float>(dx, ids.size() * dim);
         std::vector<float> want;
         for (int32_t id : ids) want.insert(want.end(), m.values.begin() + id * dim, m.values.begin() + (id + 1) * dim);
@@ -261,8 +263,8 @@ TEST_P(CudaAttention, RopeKvWriteAndAttentionMatchCpu) {
         cuda::DeviceBuffer partial(static_cast<size_t>(cuda::attentionScratchFloats(n, heads, hd, splits)) *
                                    sizeof(float));
         cuda::DeviceBuffer out(n * qDim * sizeof(float));
-        cuda::attention(dq.as<float>(), kv, n, heads, kvHeads, hd, scale, splits, partial.as<float>(), out.as<float>(),
-                        nullptr);
+        cuda::attention(dq.as<float>(), kv, n, heads, kvHeads, hd, {scale}, splits, partial.as<float>(),
+                        out.as<float>(), nullptr);
         EXPECT_LT(nmse(toHost<float>(out, n * qDim), want), 1e-9) << "splits " << splits;
     }
     // The tiled prefill kernel: the whole chunk, then a second chunk (positions 16..36) whose
@@ -274,7 +276,7 @@ TEST_P(CudaAttention, RopeKvWriteAndAttentionMatchCpu) {
         chunk.posOfToken += first;
         chunk.seqOfToken += first;
         cuda::DeviceBuffer out(m * qDim * sizeof(float));
-        cuda::prefillAttention(dq.as<float>() + first * qDim, chunk, m, heads, kvHeads, hd, scale, out.as<float>(),
+        cuda::prefillAttention(dq.as<float>() + first * qDim, chunk, m, heads, kvHeads, hd, {scale}, out.as<float>(),
                                nullptr);
         const std::vector<float> wantChunk(want.begin() + first * qDim, want.end());
         EXPECT_LT(nmse(toHost<float>(out, m * qDim), wantChunk), 1e-9) << "prefill from position " << first;
