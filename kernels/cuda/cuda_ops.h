@@ -12,8 +12,8 @@
 
 namespace mb::kernels::cuda {
 
-// A weight matrix in device memory in a GGUF layout: F32, F16, Q8_0 or Q4_0 rows of
-// rowBytes(type, cols) bytes (kernels/cpu/quant.h's blocks, byte for byte).
+// A weight matrix in device memory in a GGUF layout: rows of rowBytes(type, cols) bytes of a
+// device weight type (kernels/quant_blocks.h's blocks, byte for byte as in the file).
 struct DeviceMatrix {
     TensorType type = TensorType::F16;
     int64_t rows = 0;
@@ -21,10 +21,14 @@ struct DeviceMatrix {
     const void* data = nullptr;
 };
 
-// True when the kernels below can use `type` as weights (F32, F16, Q8_0, Q4_0).
+// True when the kernels below can use `type` as weights: every row of the tensor-type table
+// but Q8_K (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K ... Q6_K, IQ4_XS), as
+// listed by decode::withDecoder (kernels/cuda/block_decode.h). Blocks stay as stored and are
+// decoded in registers by each kernel, bit for bit the CPU's traits(type).toFloat.
 bool deviceWeightType(TensorType type);
 
-// x(n, emb.cols) F32 = rows ids[0..n) of the embedding, dequantised. ids: n int32.
+// x(n, emb.cols) F32 = rows ids[0..n) of the embedding, dequantised (exactly the CPU's values).
+// ids: n int32.
 void embedRows(const DeviceMatrix& emb, const int32_t* ids, int64_t n, float* x, Stream stream);
 
 // For each of n rows of `dim`: when `residual` is not null, x += residual (written back,
@@ -95,11 +99,14 @@ void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t head
                       int32_t headDim, float scale, float* out, Stream stream);
 
 // Decode product: y(n, w.rows) = x(n, w.cols) · W^T for n <= kMatvecMaxTokens, reading each
-// weight block once for all n tokens and dequantising in registers (one warp per row).
+// weight block once for all n tokens and dequantising in registers (one warp per row; block
+// types a 32-element group per lane and step). Each token's sum is accumulated in the same
+// order whatever n is. Precondition: w.cols a multiple of the type's block size.
 constexpr int64_t kMatvecMaxTokens = 8;
 void matvec(const DeviceMatrix& w, const float* x, int64_t n, float* y, Stream stream);
 
-// W (rows, cols) of any device weight type -> dst (rows, cols) __half (for cuBLAS).
+// W (rows, cols) of any device weight type -> dst (rows, cols) __half (for cuBLAS): the CPU's
+// dequantised value rounded to nearest even.
 void dequantizeToF16(const DeviceMatrix& w, void* dst, Stream stream);
 // x (count) F32 -> dst (count) __half.
 void convertToF16(const float* x, void* dst, int64_t count, Stream stream);

@@ -2,6 +2,7 @@
 //
 // All of these are memory-bound and tiny next to the weight products; they exist so that the
 // activations never leave the device between the products.
+#include "kernels/cuda/block_decode.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/dequant.cuh"
@@ -14,20 +15,16 @@ namespace mb::kernels::cuda {
 
 using detail::gridFor;
 
-bool deviceWeightType(TensorType type) {
-    return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::Q8_0 ||
-           type == TensorType::Q4_0;
-}
-
 namespace {
 
 constexpr int kRowThreads = 256;
 
-__global__ void embedKernel(TensorType type, const uint8_t* emb, int64_t rowBytes, int64_t dim, const int32_t* ids,
-                            float* x) {
+// Row ids[blockIdx.x] of D's rows, element by element (bit for bit the CPU's dequantisation).
+template <class D>
+__global__ void embedKernel(const uint8_t* emb, int64_t rowBytes, int64_t dim, const int32_t* ids, float* x) {
     const int64_t t = blockIdx.x;
     const uint8_t* row = emb + static_cast<int64_t>(ids[t]) * rowBytes;
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) x[t * dim + i] = detail::loadElement(type, row, i);
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) x[t * dim + i] = decode::rowElement<D>(row, i);
 }
 
 // One block per row: optional residual add, then the sum of squares reduced over the block.
@@ -131,9 +128,13 @@ __global__ void toHalfKernel(const float* x, __half* y, int64_t count) {
 
 void embedRows(const DeviceMatrix& emb, const int32_t* ids, int64_t n, float* x, Stream stream) {
     if (n <= 0) return;
-    embedKernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(
-        emb.type, static_cast<const uint8_t*>(emb.data), detail::deviceRowBytes(emb.type, emb.cols), emb.cols, ids, x);
-    MB_CUDA_CHECK_LAUNCH();
+    const auto bytes = static_cast<int64_t>(rowBytes(emb.type, emb.cols));
+    const bool known = decode::withDecoder(emb.type, [&](auto d) {
+        embedKernel<decltype(d)><<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(
+            static_cast<const uint8_t*>(emb.data), bytes, emb.cols, ids, x);
+        MB_CUDA_CHECK_LAUNCH();
+    });
+    if (!known) throw CudaError("CUDA kernels have no " + std::string(tensorTypeName(emb.type)) + " embeddings");
 }
 
 void addRmsNorm(float* x, const float* residual, const float* weight, float* out, int64_t n, int64_t dim, float eps,

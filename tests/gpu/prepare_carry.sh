@@ -22,6 +22,11 @@ cp -a /usr/include/nlohmann /usr/include/CLI "$out/include/"
 cp -a /usr/src/googletest "$out/googletest"
 cp -p "$data"/models/stories260K.gguf "$data"/models/stories260K-f16.gguf "$out/data/models/"
 cp -p "$data"/golden/stories260K.json "$data"/golden/stories260K_logits_once_upon_a_time_pos4.f32 "$out/data/golden/"
+# llama.cpp's quantised tiny llama (cuda_quant_test.cpp): the files, their JSON and the float64 reference, about 31 MiB.
+if [ -d "$data/kquant" ]; then
+  mkdir -p "$out/data/kquant"
+  cp -p "$data"/kquant/*.gguf "$data"/kquant/*.json "$data"/kquant/*.dequant_ref_logits.f32 "$out/data/kquant/"
+fi
 
 size=$(du -sm "$out" | cut -f1)
 echo "prepare_carry: $out holds ${size} MiB (the device tool carries at most 64 MiB in all)"
