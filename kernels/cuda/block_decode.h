@@ -15,7 +15,8 @@
 // the types the device computes with.
 #pragma once
 
-#include "kernels/cpu/fp16.h" // the host side of half() and bf16()
+#include "kernels/cpu/fp16.h" // the host side of fromHalf() and fromBf16()
+#include "kernels/host_device.h"
 #include "kernels/quant_blocks.h"
 #include "kernels/tensor_type.h"
 
@@ -23,26 +24,15 @@
 
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
-#define MB_HD __host__ __device__ __forceinline__
-#define MB_UNROLL _Pragma("unroll")
-#else
-#define MB_HD inline
-#define MB_UNROLL
 #endif
 
 namespace mb::kernels::decode {
 
 // a * b rounded once, never fused with a following add (the CPU's unfused F32 order).
-MB_HD float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
+MB_HD float mul(float a, float b) { return mulRn(a, b); }
 
 // IEEE half bits -> float (exact: every half is a float).
-MB_HD float half(uint16_t bits) {
+MB_HD float fromHalf(uint16_t bits) {
 #if defined(__CUDA_ARCH__)
     return __half2float(__ushort_as_half(bits));
 #else
@@ -50,7 +40,7 @@ MB_HD float half(uint16_t bits) {
 #endif
 }
 
-MB_HD float bf16(uint16_t bits) {
+MB_HD float fromBf16(uint16_t bits) {
 #if defined(__CUDA_ARCH__)
     return __uint_as_float(static_cast<uint32_t>(bits) << 16);
 #else
@@ -89,12 +79,12 @@ struct DecodeF32 {
 struct DecodeF16 {
     using Block = uint16_t;
     static constexpr int kElems = 1;
-    MB_HD static float element(const Block& b, int) { return half(b); }
+    MB_HD static float element(const Block& b, int) { return fromHalf(b); }
 };
 struct DecodeBF16 {
     using Block = uint16_t;
     static constexpr int kElems = 1;
-    MB_HD static float element(const Block& b, int) { return bf16(b); }
+    MB_HD static float element(const Block& b, int) { return fromBf16(b); }
 };
 
 // ---- 32-element blocks ----
@@ -103,9 +93,9 @@ struct DecodeBF16 {
 struct DecodeQ8_0 {
     using Block = BlockQ8_0;
     static constexpr int kElems = 32;
-    MB_HD static float element(const Block& b, int e) { return mul(half(b.d), static_cast<float>(b.qs[e])); }
+    MB_HD static float element(const Block& b, int e) { return mul(fromHalf(b.d), static_cast<float>(b.qs[e])); }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(d, static_cast<float>(b.qs[i]));
     }
 };
@@ -115,10 +105,10 @@ struct DecodeQ4_0 {
     using Block = BlockQ4_0;
     static constexpr int kElems = 32;
     MB_HD static float element(const Block& b, int e) {
-        return mul(half(b.d), static_cast<float>(nibble32(b.qs, e) - 8));
+        return mul(fromHalf(b.d), static_cast<float>(nibble32(b.qs, e) - 8));
     }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(d, static_cast<float>(nibble32(b.qs, i) - 8));
     }
 };
@@ -128,10 +118,10 @@ struct DecodeQ4_1 {
     using Block = BlockQ4_1;
     static constexpr int kElems = 32;
     MB_HD static float element(const Block& b, int e) {
-        return mul(static_cast<float>(nibble32(b.qs, e)), half(b.d)) + half(b.m);
+        return mul(static_cast<float>(nibble32(b.qs, e)), fromHalf(b.d)) + fromHalf(b.m);
     }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d), m = half(b.m);
+        const float d = fromHalf(b.d), m = fromHalf(b.m);
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(static_cast<float>(nibble32(b.qs, i)), d) + m;
     }
 };
@@ -141,10 +131,10 @@ struct DecodeQ5_0 {
     using Block = BlockQ5_0;
     static constexpr int kElems = 32;
     MB_HD static float element(const Block& b, int e) {
-        return mul(static_cast<float>((nibble32(b.qs, e) | fifthBit(b.qh, e)) - 16), half(b.d));
+        return mul(static_cast<float>((nibble32(b.qs, e) | fifthBit(b.qh, e)) - 16), fromHalf(b.d));
     }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int i = 0; i < 32; ++i)
             out[i] = mul(static_cast<float>((nibble32(b.qs, i) | fifthBit(b.qh, i)) - 16), d);
     }
@@ -155,10 +145,10 @@ struct DecodeQ5_1 {
     using Block = BlockQ5_1;
     static constexpr int kElems = 32;
     MB_HD static float element(const Block& b, int e) {
-        return mul(static_cast<float>(nibble32(b.qs, e) | fifthBit(b.qh, e)), half(b.d)) + half(b.m);
+        return mul(static_cast<float>(nibble32(b.qs, e) | fifthBit(b.qh, e)), fromHalf(b.d)) + fromHalf(b.m);
     }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d), m = half(b.m);
+        const float d = fromHalf(b.d), m = fromHalf(b.m);
         MB_UNROLL for (int i = 0; i < 32; ++i)
             out[i] = mul(static_cast<float>(nibble32(b.qs, i) | fifthBit(b.qh, i)), d) + m;
     }
@@ -168,9 +158,9 @@ struct DecodeQ5_1 {
 struct DecodeIq4Nl {
     using Block = BlockIq4Nl;
     static constexpr int kElems = 32;
-    MB_HD static float element(const Block& b, int e) { return mul(half(b.d), iq4Level(nibble32(b.qs, e))); }
+    MB_HD static float element(const Block& b, int e) { return mul(fromHalf(b.d), iq4Level(nibble32(b.qs, e))); }
     MB_HD static void group(const Block& b, int, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(d, iq4Level(nibble32(b.qs, i)));
     }
 };
@@ -201,12 +191,12 @@ struct DecodeQ2_K {
     static constexpr int kElems = 256;
     MB_HD static float element(const Block& b, int e) {
         const int sm = b.scales[e / 16];
-        const float dl = mul(half(b.d), static_cast<float>(sm & 0xF));
-        const float ml = mul(half(b.dmin), static_cast<float>(sm >> 4));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(sm & 0xF));
+        const float ml = mul(fromHalf(b.dmin), static_cast<float>(sm >> 4));
         return mul(dl, static_cast<float>(twoBits(b.qs, e))) - ml;
     }
     MB_HD static void group(const Block& b, int j, float* out) {
-        const float d = half(b.d), dmin = half(b.dmin);
+        const float d = fromHalf(b.d), dmin = fromHalf(b.dmin);
         MB_UNROLL for (int h = 0; h < 2; ++h) {
             const int sm = b.scales[2 * j + h];
             const float dl = mul(d, static_cast<float>(sm & 0xF)), ml = mul(dmin, static_cast<float>(sm >> 4));
@@ -230,11 +220,11 @@ struct DecodeQ3_K {
         return twoBits(b.qs, e) - (((b.hmask[e % 32] >> (e / 32)) & 1) ? 0 : 4);
     }
     MB_HD static float element(const Block& b, int e) {
-        const float dl = mul(half(b.d), static_cast<float>(scale(b.scales, e / 16) - 32));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(scale(b.scales, e / 16) - 32));
         return mul(dl, static_cast<float>(value(b, e)));
     }
     MB_HD static void group(const Block& b, int j, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int h = 0; h < 2; ++h) {
             const float dl = mul(d, static_cast<float>(scale(b.scales, 2 * j + h) - 32));
             MB_UNROLL for (int i = 0; i < 16; ++i) out[16 * h + i] = mul(dl, static_cast<float>(value(b, 32 * j + 16 * h + i)));
@@ -250,13 +240,13 @@ struct DecodeK4Or5 {
     MB_HD static float element(const Block& b, int e) {
         int sc = 0, m = 0;
         scaleMinK4(e / 32, b.scales, sc, m);
-        const float dl = mul(half(b.d), static_cast<float>(sc)), ml = mul(half(b.dmin), static_cast<float>(m));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(sc)), ml = mul(fromHalf(b.dmin), static_cast<float>(m));
         return mul(dl, static_cast<float>(Bits(b, e))) - ml;
     }
     MB_HD static void group(const Block& b, int j, float* out) {
         int sc = 0, m = 0;
         scaleMinK4(j, b.scales, sc, m);
-        const float dl = mul(half(b.d), static_cast<float>(sc)), ml = mul(half(b.dmin), static_cast<float>(m));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(sc)), ml = mul(fromHalf(b.dmin), static_cast<float>(m));
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(dl, static_cast<float>(Bits(b, 32 * j + i))) - ml;
     }
 };
@@ -281,10 +271,10 @@ struct DecodeQ6_K {
         return (low | (high << 4)) - 32;
     }
     MB_HD static float element(const Block& b, int e) {
-        return mul(mul(half(b.d), static_cast<float>(b.scales[e / 16])), static_cast<float>(value(b, e)));
+        return mul(mul(fromHalf(b.d), static_cast<float>(b.scales[e / 16])), static_cast<float>(value(b, e)));
     }
     MB_HD static void group(const Block& b, int j, float* out) {
-        const float d = half(b.d);
+        const float d = fromHalf(b.d);
         MB_UNROLL for (int h = 0; h < 2; ++h) {
             const float dl = mul(d, static_cast<float>(b.scales[2 * j + h]));
             MB_UNROLL for (int i = 0; i < 16; ++i) out[16 * h + i] = mul(dl, static_cast<float>(value(b, 32 * j + 16 * h + i)));
@@ -300,11 +290,11 @@ struct DecodeIq4Xs {
         return (((b.scalesL[s / 2] >> (4 * (s % 2))) & 0xF) | (((b.scalesH >> (2 * s)) & 3) << 4)) - 32;
     }
     MB_HD static float element(const Block& b, int e) {
-        const float dl = mul(half(b.d), static_cast<float>(scale(b, e / 32)));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(scale(b, e / 32)));
         return mul(dl, iq4Level(nibble32(b.qs + (e / 32) * 16, e % 32)));
     }
     MB_HD static void group(const Block& b, int j, float* out) {
-        const float dl = mul(half(b.d), static_cast<float>(scale(b, j)));
+        const float dl = mul(fromHalf(b.d), static_cast<float>(scale(b, j)));
         MB_UNROLL for (int i = 0; i < 32; ++i) out[i] = mul(dl, iq4Level(nibble32(b.qs + j * 16, i)));
     }
 };

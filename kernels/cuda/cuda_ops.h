@@ -5,6 +5,7 @@
 // (rows, cols) row-major; positions are token indices from 0.
 #pragma once
 
+#include "kernels/clip_math.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/tensor_type.h"
 
@@ -118,5 +119,38 @@ void argmaxRows(const float* logits, int64_t n, int64_t vocab, int32_t* out, Str
 // temperature > 0.
 void sampleRows(const float* logits, int64_t n, int64_t vocab, float temperature, const float* uniforms,
                 int32_t* out, Stream stream);
+
+// ---- The CLIP vision encoder (engine/cuda_clip.cpp; kernels/cuda/clip.cu, clip_blas.cpp) ----
+// Activations are (tokens, width) F32 row-major; the elementwise math is kernels/clip_math.h.
+
+// cols (patches, 3 * P * P) = im2col of chw (3, S, S): row py * G + px (G = S / P), column
+// c * P * P + kh * P + kw, the layout of the patch-embedding weight's rows.
+void patchColumns(const float* chw, int32_t imageSize, int32_t patchSize, float* cols, Stream stream);
+// x (patches + 1, hidden): row 0 = classEmbd, rows 1.. (the patch products) += patchBias (may be
+// null); then every row += pos (patches + 1, hidden).
+void clipEmbeddings(float* x, const float* classEmbd, const float* patchBias, const float* pos, int64_t patches,
+                    int64_t hidden, Stream stream);
+// y (n, width) = LayerNorm of each row of x with statistics in double, then * w + b (width
+// each) through clip::layerNormValue. y may equal x.
+void layerNorm(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t width, float eps,
+               Stream stream);
+// y (n, width) += b (width) on every row.
+void addBias(float* y, const float* b, int64_t n, int64_t width, Stream stream);
+// x[i] = clip::activate(act, x[i]), i < count.
+void applyActivation(float* x, int64_t count, clip::Activation act, Stream stream);
+// Softmax of each of `rows` rows of `cols` floats, in place (max and exponentials in float,
+// their sum in double, then each times (float)(1 / sum)).
+void softmaxRows(float* s, int64_t rows, int64_t cols, Stream stream);
+
+// y (n, rows) = x (n, cols) · W (rows, cols)^T, F32 in and out (cublasSgemm).
+void gemmF32(const BlasHandle& blas, const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y);
+// Non-causal multi-head attention's products over n tokens of q, k, v (n, heads * headDim),
+// head h being features h * headDim ...: scores (heads, n, n)[h][i][j] = scale * q_h[i] · k_h[j]
+// (one strided-batched SGEMM), and out (n, heads * headDim) = p_h · v_h per head, with
+// p (heads, n, n) the softmaxed scores.
+void attentionScores(const BlasHandle& blas, const float* q, const float* k, int64_t n, int32_t heads,
+                     int32_t headDim, float scale, float* scores);
+void attentionValues(const BlasHandle& blas, const float* p, const float* v, int64_t n, int32_t heads,
+                     int32_t headDim, float* out);
 
 } // namespace mb::kernels::cuda

@@ -22,6 +22,12 @@ cp -a /usr/include/nlohmann /usr/include/CLI "$out/include/"
 cp -a /usr/src/googletest "$out/googletest"
 cp -p "$data"/models/stories260K.gguf "$data"/models/stories260K-f16.gguf "$out/data/models/"
 cp -p "$data"/golden/stories260K.json "$data"/golden/stories260K_logits_once_upon_a_time_pos4.f32 "$out/data/golden/"
+# The tiny llava mmproj files and their encoder goldens (cuda_clip_test.cpp), about 6 MiB.
+if [ -d "$data/mm" ]; then
+  mkdir -p "$out/data/mm/models" "$out/data/mm/golden"
+  cp -p "$data"/mm/models/*.gguf "$out/data/mm/models/"
+  cp -p "$data"/mm/golden/*.pre.f32 "$data"/mm/golden/*.embd.f32 "$out/data/mm/golden/"
+fi
 # llama.cpp's quantised tiny llama (cuda_quant_test.cpp): the files, their JSON and the float64 reference, about 31 MiB.
 if [ -d "$data/kquant" ]; then
   mkdir -p "$out/data/kquant"
