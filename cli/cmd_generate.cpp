@@ -4,6 +4,7 @@
 #include "engine/clip_model.h"
 #include "engine/generator.h"
 #include "engine/image.h"
+#include "engine/image_encoder.h"
 #include "engine/image_prompt.h"
 #include "engine/llama_model.h"
 
@@ -28,15 +29,17 @@ struct GenerateArgs {
     std::vector<std::string> images; // --image, in order
 };
 
-// The images encoded by the mmproj, each imageTokens × the model's width; encodeMs totals the
-// vision encoder and projector (decoding and preprocessing included).
+// The images encoded by the mmproj on `device` (the language model's), each imageTokens × the
+// model's width; encodeMs totals the vision encoder and projector (decoding and preprocessing
+// included).
 struct EncodedImages {
     std::vector<std::vector<float>> rows;
     int64_t imageTokens = 0;
     double encodeMs = 0;
 };
 
-EncodedImages encodeImages(const GenerateArgs& a, const engine::LlamaModel& model, kernels::ThreadPool& pool) {
+EncodedImages encodeImages(const GenerateArgs& a, const engine::LlamaModel& model, kernels::ThreadPool& pool,
+                           const engine::Device& device) {
     EncodedImages out;
     if (a.images.empty() && a.mmproj.empty()) return out;
     if (a.mmproj.empty()) throw UsageError("--image needs --mmproj (the model's vision encoder and projector)");
@@ -45,10 +48,11 @@ EncodedImages encodeImages(const GenerateArgs& a, const engine::LlamaModel& mode
     try {
         const engine::ClipModel clip = engine::ClipModel::load(a.mmproj);
         clip.checkEmbeddingWidth(model.config().dim);
+        const auto encoder = engine::makeImageEncoder(clip, pool, device);
         for (const auto& path : a.images) {
             requireReadableFile(path, "image");
             const auto t0 = std::chrono::steady_clock::now();
-            out.rows.push_back(clip.encodeImage(engine::loadImage(path), pool));
+            out.rows.push_back(encoder->encodeImage(engine::loadImage(path)));
             out.encodeMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             out.imageTokens += clip.imageTokens();
         }
@@ -71,7 +75,7 @@ void runGenerate(const GenerateArgs& a) {
     const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const engine::Tokenizer& tok = model->tokenizer();
     kernels::ThreadPool pool(a.threads);
-    const EncodedImages images = encodeImages(a, *model, pool);
+    const EncodedImages images = encodeImages(a, *model, pool, device);
     std::vector<engine::PromptPart> parts;
     if (images.rows.empty()) {
         parts.push_back({tok.encode(a.prompt, !a.noBos && tok.vocab().addBos), {}});

@@ -81,6 +81,7 @@ void runServe(const ServeArgs& a) {
         if (!chat.note.empty()) std::cerr << "serve: note: " << chat.note << '\n';
         if (!a.mmproj.empty()) o.vision = loadVision(a.mmproj, checked->config().dim);
         o.visionThreads = a.threads;
+        o.visionDevice = device;
     }
     // SIGINT/SIGTERM are taken by a waiting thread (blocked everywhere else) that stops the server.
     sigset_t stopSignals;

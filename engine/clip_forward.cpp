@@ -7,6 +7,7 @@
 #include "engine/clip_model.h"
 
 #include "engine/clip_weights.h"
+#include "kernels/clip_math.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -26,7 +27,8 @@ void linear(const ClipLinear& l, const float* x, int64_t n, float* y, kernels::T
         for (int64_t o = 0; o < l.out; ++o) y[t * l.out + o] += l.b[static_cast<size_t>(o)];
 }
 
-// ggml_norm then ×w + b, over rows of `width`, in place-safe (y may equal x).
+// ggml_norm then ×w + b, over rows of `width`, in place-safe (y may equal x). Statistics in
+// double; each element as kernels/clip_math.h's layerNormValue (the CUDA kernel's too).
 void layerNorm(const ClipNorm& nrm, const float* x, int64_t n, int64_t width, float eps, float* y) {
     for (int64_t t = 0; t < n; ++t) {
         const float* xr = x + t * width;
@@ -39,16 +41,10 @@ void layerNorm(const ClipNorm& nrm, const float* x, int64_t n, int64_t width, fl
         const double inv = 1.0 / std::sqrt(var + eps);
         float* yr = y + t * width;
         for (int64_t i = 0; i < width; ++i)
-            yr[i] = static_cast<float>((xr[i] - mean) * inv) * nrm.w[static_cast<size_t>(i)] + nrm.b[static_cast<size_t>(i)];
+            yr[i] = kernels::clip::layerNormValue(xr[i], mean, inv, nrm.w[static_cast<size_t>(i)],
+                                                  nrm.b[static_cast<size_t>(i)]);
     }
 }
-
-float geluTanh(float x) {
-    const double v = x;
-    return static_cast<float>(0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))));
-}
-float quickGelu(float x) { return static_cast<float>(x / (1.0 + std::exp(-1.702 * static_cast<double>(x)))); }
-float silu(float x) { return static_cast<float>(x / (1.0 + std::exp(-static_cast<double>(x)))); }
 
 // Multi-head self-attention over all n tokens (no mask). q, k, v, out: (n, hidden);
 // feature h*dh + d belongs to head h. q is scaled by 1/sqrt(dh) before QK^T, as clip.cpp.
@@ -139,7 +135,7 @@ std::vector<float> ClipModel::encode(const float* chw, kernels::ThreadPool& pool
 
         layerNorm(b.ln2, x.data(), n, h, hp.eps, xb.data());
         linear(b.fc1, xb.data(), n, ff.data(), pool, mm);
-        for (float& e : ff) e = hp.useGelu ? geluTanh(e) : hp.useSilu ? silu(e) : quickGelu(e);
+        for (float& e : ff) e = kernels::clip::activate(hp.activation(), e);
         linear(b.fc2, ff.data(), n, xb.data(), pool, mm);
         for (size_t i = 0; i < x.size(); ++i) x[i] += xb[i];
     }
@@ -148,7 +144,7 @@ std::vector<float> ClipModel::encode(const float* chw, kernels::ThreadPool& pool
     // Drop the class token; projector mm.2(GELU_tanh(mm.0(patches))).
     std::vector<float> mid(static_cast<size_t>(np * hp.projectorHidden));
     linear(w.mm0, x.data() + h, np, mid.data(), pool, mm);
-    for (float& e : mid) e = geluTanh(e);
+    for (float& e : mid) e = kernels::clip::geluTanh(e);
     std::vector<float> out(static_cast<size_t>(np * hp.projectionWidth));
     linear(w.mm2, mid.data(), np, out.data(), pool, mm);
     return out;

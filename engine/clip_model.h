@@ -8,6 +8,7 @@
 
 #include "engine/clip_preprocess.h"
 #include "engine/image.h"
+#include "kernels/clip_math.h"
 
 #include <array>
 #include <cstdint>
@@ -48,6 +49,11 @@ struct ClipHParams {
     int gridSide() const { return imageSize / patchSize; }        // patches per side
     int patches() const { return gridSide() * gridSide(); }        // image tokens
     int headDim() const { return hidden / heads; }
+    // The encoder FFN's activation: tanh-GELU when useGelu, else SiLU when useSilu, else quick-GELU.
+    kernels::clip::Activation activation() const {
+        using A = kernels::clip::Activation;
+        return useGelu ? A::GeluTanh : useSilu ? A::Silu : A::QuickGelu;
+    }
 };
 
 struct ClipWeights; // engine/clip_weights.h: every tensor converted to F32
@@ -86,6 +92,9 @@ public:
     std::vector<float> encode(const float* chw) const;
     // Preprocess + encode.
     std::vector<float> encodeImage(const RgbImage& img, kernels::ThreadPool& pool) const;
+
+    // The tensors as F32 (engine/clip_weights.h), for other encoder backends (CudaClip).
+    const ClipWeights& weights() const { return *m_w; }
 
 private:
     ClipModel();

@@ -125,7 +125,10 @@ cu::DeviceMatrix CudaForward::upload(const kernels::WeightMatrix& w) {
     std::vector<float> converted;
     const void* src = w.data;
     size_t bytes = w.bytes();
-    if (!cu::deviceWeightType(w.type)) { // BF16: computed as F32 on the device
+    // Every weight type of the table is uploaded as stored (device memory = the file's bytes) and
+    // decoded in the kernels; only a type without a device decoder (Q8_K, activations only) would
+    // be dequantised here and computed as F32.
+    if (!cu::deviceWeightType(w.type)) {
         converted.resize(static_cast<size_t>(w.rows * w.cols));
         for (int64_t r = 0; r < w.rows; ++r)
             kernels::dequantizeRow(w.type, w.row(r), converted.data() + r * w.cols, w.cols);

@@ -122,7 +122,7 @@ std::unique_ptr<Target> withImages(const Candidate& c, std::unique_ptr<engine::S
     if (c.mmprojPath.empty()) return embedded;
     const int64_t dim = embedded->session().config().dim;
     auto clip = std::make_shared<const engine::ClipModel>(engine::ClipModel::load(c.mmprojPath));
-    auto target = std::make_unique<ImageTarget>(std::move(embedded), std::move(clip), dim, c.threads);
+    auto target = std::make_unique<ImageTarget>(std::move(embedded), std::move(clip), dim, c.threads, c.device);
     target->prepare(requests);
     return target;
 }

@@ -1,6 +1,7 @@
 // ImageTarget: a FIFO image encoder in front of the embedded engine (see image_target.h).
 #include "lab/image_target.h"
 
+#include "engine/image_encoder.h"
 #include "engine/prompt_images.h"
 #include "kernels/cpu/thread_pool.h"
 #include "lab/workload_images.h"
@@ -24,10 +25,11 @@ constexpr size_t kDecodedBudgetBytes = size_t{512} << 20;
 } // namespace
 
 ImageTarget::ImageTarget(std::unique_ptr<Target> inner, std::shared_ptr<const engine::ClipModel> clip,
-                         int64_t modelDim, int threads)
+                         int64_t modelDim, int threads, const engine::Device& device)
     : m_inner(std::move(inner)), m_clip(std::move(clip)), m_dim(modelDim),
       m_pool(std::make_unique<kernels::ThreadPool>(std::max(1, threads))) {
     m_clip->checkEmbeddingWidth(modelDim);
+    m_encoder = engine::makeImageEncoder(*m_clip, *m_pool, device);
     m_thread = std::thread([this] { encoderLoop(); });
 }
 
@@ -131,7 +133,7 @@ double ImageTarget::encodeInto(Job& job) {
         try {
             const auto img = pixels(job.images[k]); // decoding and drawing are not encoding
             const auto t0 = std::chrono::steady_clock::now();
-            std::vector<float> rows = m_clip->encodeImage(*img, *m_pool);
+            std::vector<float> rows = m_encoder->encodeImage(*img);
             ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             engine::PromptImage placed = engine::makePromptImage(std::move(rows), m_dim);
             placed.position = pos;

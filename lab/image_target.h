@@ -2,6 +2,7 @@
 #pragma once
 
 #include "engine/clip_model.h"
+#include "engine/devices.h"
 #include "lab/target.h"
 
 #include <condition_variable>
@@ -17,6 +18,9 @@
 
 namespace mb::kernels {
 class ThreadPool;
+}
+namespace mb::engine {
+class ImageEncoder;
 }
 
 namespace mb::lab {
@@ -37,9 +41,10 @@ namespace mb::lab {
 class ImageTarget final : public Target {
 public:
     // `clip` must project to the inner model's width (ClipModel::checkEmbeddingWidth).
-    // `threads`: the encoder's thread pool (the candidate's --threads).
+    // `threads`: the encoder's thread pool (the candidate's --threads); `device`: where the
+    // encoder runs (the candidate's, as its session's; engine::makeImageEncoder).
     ImageTarget(std::unique_ptr<Target> inner, std::shared_ptr<const engine::ClipModel> clip, int64_t modelDim,
-                int threads);
+                int threads, const engine::Device& device = {});
     ~ImageTarget() override;
 
     // Decodes every file image of `requests` once, kept for the target's life, so a bad file
@@ -79,6 +84,7 @@ private:
     std::shared_ptr<const engine::ClipModel> m_clip;
     int64_t m_dim = 0;
     std::unique_ptr<kernels::ThreadPool> m_pool;
+    std::unique_ptr<engine::ImageEncoder> m_encoder; // used by the encoder thread only
 
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;

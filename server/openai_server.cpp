@@ -110,7 +110,7 @@ struct OpenAiServer::Impl {
                           .maxBodyBytes = kMaxBodyBytes}) {
         if (options.vision) {
             options.vision->checkEmbeddingWidth(session.config().dim); // throws engine::ClipError
-            vision = std::make_unique<VisionEncoder>(options.vision, options.visionThreads);
+            vision = std::make_unique<VisionEncoder>(options.vision, options.visionThreads, options.visionDevice);
         }
     }
 

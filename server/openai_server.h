@@ -30,9 +30,11 @@ struct ServerOptions {
     // that ends a response gives finish_reason "content_filter", one that fails an error.
     std::shared_ptr<const plugins::Chain> plugins;
     // The vision encoder + projector (serve --mmproj), its width checked against the model's;
-    // null: image parts are refused. visionThreads: the encoder's pool (one encode at a time).
+    // null: image parts are refused. visionThreads: the encoder's pool (one encode at a time);
+    // visionDevice: where it runs (serve's --device, as the session's).
     std::shared_ptr<const engine::ClipModel> vision;
     int visionThreads = 1;
+    engine::Device visionDevice;
 };
 
 // Endpoints: POST /v1/completions and /v1/chat/completions (streaming as server-sent

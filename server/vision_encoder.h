@@ -2,6 +2,8 @@
 #pragma once
 
 #include "engine/clip_model.h"
+#include "engine/devices.h"
+#include "engine/image_encoder.h"
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
@@ -19,8 +21,10 @@ namespace mb::server {
 // their HTTP worker threads, before they reach the session.
 class VisionEncoder {
 public:
-    // threads: the pool's size (serve's --threads). Throws std::runtime_error when they cannot start.
-    VisionEncoder(std::shared_ptr<const engine::ClipModel> clip, int threads);
+    // threads: the pool's size (serve's --threads); device: where the encoder runs (serve's
+    // --device, as the session's). Throws std::runtime_error when the threads cannot start,
+    // std::invalid_argument for a device this build or machine does not have.
+    VisionEncoder(std::shared_ptr<const engine::ClipModel> clip, int threads, const engine::Device& device = {});
 
     int imageTokens() const { return m_clip->imageTokens(); }        // positions per image
     int embeddingWidth() const { return m_clip->embeddingWidth(); }  // floats per position
@@ -34,8 +38,9 @@ public:
 
 private:
     std::shared_ptr<const engine::ClipModel> m_clip;
-    std::mutex m_mutex; // guards m_pool
+    std::mutex m_mutex; // guards m_pool and m_encoder
     kernels::ThreadPool m_pool;
+    std::unique_ptr<engine::ImageEncoder> m_encoder;
 };
 
 } // namespace mb::server

@@ -5,6 +5,7 @@
 // (rows, cols) row-major; positions are token indices from 0.
 #pragma once
 
+#include "kernels/clip_math.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/layer_math.h"
 #include "kernels/tensor_type.h"
@@ -13,8 +14,8 @@
 
 namespace mb::kernels::cuda {
 
-// A weight matrix in device memory in a GGUF layout: F32, F16, Q8_0 or Q4_0 rows of
-// rowBytes(type, cols) bytes (kernels/cpu/quant.h's blocks, byte for byte).
+// A weight matrix in device memory in a GGUF layout: rows of rowBytes(type, cols) bytes of a
+// device weight type (kernels/quant_blocks.h's blocks, byte for byte as in the file).
 struct DeviceMatrix {
     TensorType type = TensorType::F16;
     int64_t rows = 0;
@@ -22,7 +23,10 @@ struct DeviceMatrix {
     const void* data = nullptr;
 };
 
-// True when the kernels below can use `type` as weights (F32, F16, Q8_0, Q4_0).
+// True when the kernels below can use `type` as weights: every row of the tensor-type table
+// but Q8_K (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K ... Q6_K, IQ4_XS), as
+// listed by decode::withDecoder (kernels/cuda/block_decode.h). Blocks stay as stored and are
+// decoded in registers by each kernel, bit for bit the CPU's traits(type).toFloat.
 bool deviceWeightType(TensorType type);
 
 // The first layer's input rows. Token t takes inputs row rowOf[t] as it is (an input
@@ -122,11 +126,14 @@ void prefillAttention(const float* q, const PagedKv& kv, int64_t n, int32_t head
                       int32_t headDim, const AttentionRule& rule, float* out, Stream stream);
 
 // Decode product: y(n, w.rows) = x(n, w.cols) · W^T for n <= kMatvecMaxTokens, reading each
-// weight block once for all n tokens and dequantising in registers (one warp per row).
+// weight block once for all n tokens and dequantising in registers (one warp per row; block
+// types a 32-element group per lane and step). Each token's sum is accumulated in the same
+// order whatever n is. Precondition: w.cols a multiple of the type's block size.
 constexpr int64_t kMatvecMaxTokens = 8;
 void matvec(const DeviceMatrix& w, const float* x, int64_t n, float* y, Stream stream);
 
-// W (rows, cols) of any device weight type -> dst (rows, cols) __half (for cuBLAS).
+// W (rows, cols) of any device weight type -> dst (rows, cols) __half (for cuBLAS): the CPU's
+// dequantised value rounded to nearest even.
 void dequantizeToF16(const DeviceMatrix& w, void* dst, Stream stream);
 // x (count) F32 -> dst (count) __half.
 void convertToF16(const float* x, void* dst, int64_t count, Stream stream);
@@ -138,5 +145,38 @@ void argmaxRows(const float* logits, int64_t n, int64_t vocab, int32_t* out, Str
 // temperature > 0.
 void sampleRows(const float* logits, int64_t n, int64_t vocab, float temperature, const float* uniforms,
                 int32_t* out, Stream stream);
+
+// ---- The CLIP vision encoder (engine/cuda_clip.cpp; kernels/cuda/clip.cu, clip_blas.cpp) ----
+// Activations are (tokens, width) F32 row-major; the elementwise math is kernels/clip_math.h.
+
+// cols (patches, 3 * P * P) = im2col of chw (3, S, S): row py * G + px (G = S / P), column
+// c * P * P + kh * P + kw, the layout of the patch-embedding weight's rows.
+void patchColumns(const float* chw, int32_t imageSize, int32_t patchSize, float* cols, Stream stream);
+// x (patches + 1, hidden): row 0 = classEmbd, rows 1.. (the patch products) += patchBias (may be
+// null); then every row += pos (patches + 1, hidden).
+void clipEmbeddings(float* x, const float* classEmbd, const float* patchBias, const float* pos, int64_t patches,
+                    int64_t hidden, Stream stream);
+// y (n, width) = LayerNorm of each row of x with statistics in double, then * w + b (width
+// each) through clip::layerNormValue. y may equal x.
+void layerNorm(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t width, float eps,
+               Stream stream);
+// y (n, width) += b (width) on every row.
+void addBias(float* y, const float* b, int64_t n, int64_t width, Stream stream);
+// x[i] = clip::activate(act, x[i]), i < count.
+void applyActivation(float* x, int64_t count, clip::Activation act, Stream stream);
+// Softmax of each of `rows` rows of `cols` floats, in place (max and exponentials in float,
+// their sum in double, then each times (float)(1 / sum)).
+void softmaxRows(float* s, int64_t rows, int64_t cols, Stream stream);
+
+// y (n, rows) = x (n, cols) · W (rows, cols)^T, F32 in and out (cublasSgemm).
+void gemmF32(const BlasHandle& blas, const float* w, int64_t rows, int64_t cols, const float* x, int64_t n, float* y);
+// Non-causal multi-head attention's products over n tokens of q, k, v (n, heads * headDim),
+// head h being features h * headDim ...: scores (heads, n, n)[h][i][j] = scale * q_h[i] · k_h[j]
+// (one strided-batched SGEMM), and out (n, heads * headDim) = p_h · v_h per head, with
+// p (heads, n, n) the softmaxed scores.
+void attentionScores(const BlasHandle& blas, const float* q, const float* k, int64_t n, int32_t heads,
+                     int32_t headDim, float scale, float* scores);
+void attentionValues(const BlasHandle& blas, const float* p, const float* v, int64_t n, int32_t heads,
+                     int32_t headDim, float* out);
 
 } // namespace mb::kernels::cuda

@@ -4,6 +4,7 @@
 // All of these are memory-bound and tiny next to the weight products; they exist so that the
 // activations never leave the device between the products. The per-element math is
 // layer_math.h's, which the CPU tests check against the CPU engine.
+#include "kernels/cuda/block_decode.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/dequant.cuh"
@@ -17,16 +18,13 @@ namespace mb::kernels::cuda {
 
 using detail::gridFor;
 
-bool deviceWeightType(TensorType type) {
-    return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::Q8_0 ||
-           type == TensorType::Q4_0;
-}
-
 namespace {
 
 constexpr int kRowThreads = 256;
 
-// One block per token: its input row as it is, or its table row dequantised and scaled.
+// One block per token: its input row as it is, or its table row decoded (bit for bit the CPU's
+// dequantisation, D being the table's block decoder) and scaled.
+template <class D>
 __global__ void embedKernel(EmbedArgs a, int64_t rowBytes, float* x) {
     const int64_t t = blockIdx.x, dim = a.table.cols;
     const int32_t inputRow = a.rowOf ? a.rowOf[t] : -1;
@@ -37,7 +35,7 @@ __global__ void embedKernel(EmbedArgs a, int64_t rowBytes, float* x) {
     }
     const uint8_t* row = static_cast<const uint8_t*>(a.table.data) + static_cast<int64_t>(a.ids[t]) * rowBytes;
     for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-        const float v = detail::loadElement(a.table.type, row, i);
+        const float v = decode::rowElement<D>(row, i);
         x[t * dim + i] = a.scale != 1.0f ? v * a.scale : v;
     }
 }
@@ -149,9 +147,13 @@ __global__ void toHalfKernel(const float* x, __half* y, int64_t count) {
 
 void embedRows(const EmbedArgs& args, int64_t n, float* x, Stream stream) {
     if (n <= 0) return;
-    embedKernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(
-        args, detail::deviceRowBytes(args.table.type, args.table.cols), x);
-    MB_CUDA_CHECK_LAUNCH();
+    const auto bytes = static_cast<int64_t>(rowBytes(args.table.type, args.table.cols));
+    const bool known = decode::withDecoder(args.table.type, [&](auto d) {
+        embedKernel<decltype(d)><<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(args, bytes, x);
+        MB_CUDA_CHECK_LAUNCH();
+    });
+    if (!known)
+        throw CudaError("CUDA kernels have no " + std::string(tensorTypeName(args.table.type)) + " embeddings");
 }
 
 void addRmsNorm(float* x, const float* residual, const float* weight, float* out, int64_t n, int64_t dim, float eps,

@@ -140,8 +140,9 @@ fi
 say "GPU: $gpu"
 write_results
 
-# 3. The gpu tests (they skip, saying so, without a device). The F32 arch models travel xz-compressed.
-for z in "$data"/arch/*.gguf.xz; do
+# 3. The gpu tests (they skip, saying so, without a device). The F32 arch models and the kquant
+# files travel xz-compressed.
+for z in "$data"/arch/*.gguf.xz "$data"/kquant/*.gguf.xz; do
   [ -e "$z" ] || continue
   [ -e "${z%.xz}" ] || xz -dkc "$z" >"${z%.xz}" 2>>"$log" || { say "cannot unpack $z (the tests that need it skip)"; rm -f "${z%.xz}"; }
 done

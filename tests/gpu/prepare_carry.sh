@@ -38,10 +38,27 @@ done
 # Image prompts (tests/gpu/cuda_images_test.cpp): llava's token ids and grad64's encoder rows.
 cp -p "$data"/mm/golden/grad64.embd.f32 "$out/data/mm/golden/"
 cp -p "$data"/mm/golden/lm_kvf32/grad64.lm.json "$out/data/mm/golden/lm_kvf32/"
+# The tiny llava mmproj files and their encoder goldens (cuda_clip_test.cpp), about 6 MiB.
+if [ -d "$data/mm" ]; then
+  mkdir -p "$out/data/mm/models"
+  cp -p "$data"/mm/models/*.gguf "$out/data/mm/models/"
+  cp -p "$data"/mm/golden/*.pre.f32 "$data"/mm/golden/*.embd.f32 "$out/data/mm/golden/"
+fi
+# llama.cpp's k-quant tiny llamas (cuda_quant_test.cpp): the files (xz-compressed, unpacked by
+# device_checks.sh), their JSON and the float64 reference.
+if [ -d "$data/kquant" ]; then
+  mkdir -p "$out/data/kquant"
+  for q in Q6_K Q5_K_M Q4_K_M Q3_K_M Q2_K; do
+    f="$data/kquant/tiny-llama-$q"
+    cp -p "$f.json" "$f.dequant_ref_logits.f32" "$out/data/kquant/"
+    xz -T2 -6 -c "$f.gguf" >"$out/data/kquant/tiny-llama-$q.gguf.xz"
+  done
+fi
 
 size=$(du -sm "$out" | cut -f1)
 echo "prepare_carry: $out holds ${size} MiB (the device tool carries at most 64 MiB in all)"
-if [ "$size" -gt 48 ]; then
+# The working tree travels too (about 6 MiB of tracked files): keep 8 MiB for it.
+if [ "$size" -gt 56 ]; then
   echo "prepare_carry: too big to carry beside the working tree" >&2
   exit 1
 fi
