@@ -88,6 +88,17 @@ TEST(Cli, TokenizeFile) {
     EXPECT_EQ(parse(r)["tokens"], nlohmann::json::parse("[1, 403, 407, 261, 378]"));
 }
 
+TEST(Cli, TokenizeParsesSpecialTokensOnlyWhenAsked) {
+    MB_REQUIRE_DATA(model, "vocab/ggml-vocab-qwen3.gguf");
+    const auto plain = runCli({"tokenize", "--model", model.string(), "--text", "<|im_start|>user", "--json"});
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    EXPECT_EQ(parse(plain)["tokens"], nlohmann::json::parse("[27, 91, 318, 4906, 91, 29, 872]"));
+    const auto parsed =
+        runCli({"tokenize", "--model", model.string(), "--text", "<|im_start|>user", "--parse-special", "--json"});
+    ASSERT_EQ(parsed.exitCode, 0) << parsed.err;
+    EXPECT_EQ(parse(parsed)["tokens"], nlohmann::json::parse("[151644, 872]"));
+}
+
 TEST(Cli, InfoJson) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     const auto r = runCli({"info", "--model", model.string(), "--json"});
