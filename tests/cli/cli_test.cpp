@@ -114,6 +114,26 @@ TEST(Cli, InfoJson) {
     EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::parse("[64, 512]"));
 }
 
+// What differs between architectures, from the file's keys: in the text and in the JSON.
+TEST(Cli, InfoPrintsTheArchitecturesKeys) {
+    TempDir dir;
+    const std::string gemma = (dir / "gemma2.gguf").string(), phi = (dir / "phi3.gguf").string();
+    ASSERT_EQ(runCli({"make-model", "--preset", "tiny-gemma2", "--dtype", "f32", "--out", gemma}).exitCode, 0);
+    ASSERT_EQ(runCli({"make-model", "--preset", "tiny-phi3", "--dtype", "f32", "--out", phi}).exitCode, 0);
+    const auto j = parse(runCli({"info", "--model", gemma, "--json"}));
+    EXPECT_EQ(j["architecture"], "gemma2");
+    const auto& f = j["architecture_features"];
+    EXPECT_NE(f["attention"].get<std::string>().find("soft-cap"), std::string::npos) << f.dump();
+    EXPECT_NE(f["attention"].get<std::string>().find("sliding window"), std::string::npos) << f.dump();
+    EXPECT_NE(f["output"].get<std::string>().find("final soft-cap"), std::string::npos) << f.dump();
+    EXPECT_NE(f["ffn"].get<std::string>().find("GELU-tanh"), std::string::npos) << f.dump();
+    EXPECT_EQ(j["config"]["head_dim"], 32) << j["config"].dump();
+    const auto text = runCli({"info", "--model", phi});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("attn_qkv.weight (fused)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("rope:"), std::string::npos) << text.out;
+}
+
 TEST(Cli, MakeModelThenGenerate) {
     TempDir dir;
     const std::string path = (dir / "tiny.gguf").string();
