@@ -97,25 +97,22 @@ void runMigrate(const MigrateArgs& a) {
         case lab::MigrationNode::D: {
             // The prompt corpus, else the run's own prompts: its prefix primers (one per
             // shared-prefix group) when it had them, else every measured prompt.
-            std::vector<std::vector<int32_t>> prime;
+            // Requests with images are primed with them, through the candidate's own mmproj.
+            std::vector<lab::WorkloadRequest> prime;
             if (!prompts.empty()) {
                 requireReadableFile(prompts, "prompt file");
-                for (auto& r : lab::loadPromptFile(prompts, tokenize, 1)) prime.push_back(std::move(r.prompt));
+                prime = lab::loadPromptFile(prompts, tokenize, 1);
             } else {
                 try {
-                    const lab::RunReplay& r = runReplay();
-                    if (!r.primers.empty())
-                        for (const auto& q : r.primers) prime.push_back(q.prompt);
-                    else
-                        for (const auto& q : r.requests)
-                            if (!q.warmup) prime.push_back(q.prompt);
+                    prime = lab::warmupPrompts(runReplay());
                 } catch (const lab::MigrationError& e) {
                     save();
                     throw UsageError(std::string("warm-up (D): ") + e.what());
                 }
             }
-            lab::recordWarmup(s, lab::runWarmup(model, profileWithKnobs(fast.info.profileJson, s.batching),
-                                                std::move(prime), {.threads = a.threads}));
+            lab::recordWarmup(s, lab::runWarmup(model, profileWithKnobs(fast.info.profileJson, s.batching), prime,
+                                                lab::candidateMmproj(runs.front(), fast.info.label),
+                                                {.threads = a.threads}));
             if (s.node == lab::MigrationNode::D) { // the check failed: say why and stop here
                 save();
                 throw UsageError("warm-up check failed: " + s.lastNote);

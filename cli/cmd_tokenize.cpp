@@ -16,6 +16,7 @@ struct TokenizeArgs {
     std::string text;
     std::string file;
     bool noBos = false;
+    bool parseSpecial = false;
     bool json = false;
 };
 
@@ -24,7 +25,9 @@ void runTokenize(const TokenizeArgs& a) {
     const engine::GgufFile gguf = engine::GgufFile::open(a.model);
     const auto tok = engine::Tokenizer::create(engine::Vocab::fromGguf(gguf));
     const std::string text = a.file.empty() ? a.text : readTextFile(a.file);
-    const std::vector<int32_t> ids = tok->encode(text, !a.noBos && tok->vocab().addBos);
+    const std::vector<int32_t> ids =
+        tok->encode(text, !a.noBos && tok->vocab().addBos,
+                    a.parseSpecial ? engine::SpecialTokens::Parse : engine::SpecialTokens::AsText);
     if (a.json) {
         Json pieces = Json::array();
         for (int32_t id : ids) pieces.push_back(tok->vocab().tokens[static_cast<size_t>(id)]);
@@ -46,6 +49,8 @@ void addTokenizeCommand(CLI::App& root) {
     text->excludes(file);
     file->excludes(text);
     cmd->add_flag("--no-bos", args->noBos, "Do not prepend the BOS token");
+    cmd->add_flag("--parse-special", args->parseSpecial,
+                  "Take control-token text (<|im_start|>, <s>, ...) as those tokens; by default it is text");
     cmd->add_flag("--json", args->json, "Print {\"tokens\": [...]} as JSON");
     cmd->callback([args, text, file] {
         if (text->count() == 0 && file->count() == 0) throw UsageError("tokenize needs --text or --file");

@@ -13,7 +13,8 @@
 namespace mb::engine {
 
 void ForwardBackend::runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
-                                 std::span<const int32_t> blockTable, float* logits) {
+                                 std::span<const int32_t> blockTable, float* logits,
+                                 std::span<const float* const> rows) {
     // Member buffers: a decode step calls this once per token and must not allocate.
     const size_t n = tokens.size();
     m_seqPositions.resize(n);
@@ -23,7 +24,7 @@ void ForwardBackend::runSequence(std::span<const int32_t> tokens, int64_t pos0, 
     if (n > 0) m_seqWant.back() = 1;
     const std::span<const int32_t> tables[1] = {blockTable};
     KvCache* const caches[1] = {&cache};
-    run({tokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant}, logits);
+    run({tokens, m_seqPositions, m_seqIds, caches, tables, m_seqWant, rows}, logits);
 }
 
 void ForwardBackend::runEmbeddings(std::span<const float> rows, int64_t pos0, KvCache& cache,

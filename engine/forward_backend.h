@@ -61,8 +61,11 @@ public:
 
     // Convenience for one sequence: tokens at positions [pos0, pos0 + n) with the given
     // block table; logits (vocabSize) of the last token only. Allocates nothing once warm.
+    // `rows`: empty, or one per token, an input embedding row in place of the token where
+    // not null (ForwardBatch::embeddings).
     void runSequence(std::span<const int32_t> tokens, int64_t pos0, KvCache& cache,
-                     std::span<const int32_t> blockTable, float* logits);
+                     std::span<const int32_t> blockTable, float* logits,
+                     std::span<const float* const> rows = {});
     // The same for input embedding rows (n rows of `dim` floats, row-major): image positions.
     void runEmbeddings(std::span<const float> rows, int64_t pos0, KvCache& cache,
                        std::span<const int32_t> blockTable, float* logits);

@@ -74,8 +74,15 @@ std::optional<QuantizeTarget> mixOf(Precision p) { return quantizeTargetFromName
 kernels::TensorType targetType(Precision p, const ModelConfig& c, bool tied, const kernels::WeightMatrix& w,
                                const std::string& name) {
     using kernels::TensorType;
-    if (const auto mix = mixOf(p))
-        return chooseTensorType(*mix, MixModel{c.layers, c.heads, c.kvHeads, !tied}, name, w.cols, 2, w.type);
+    if (const auto mix = mixOf(p)) {
+        const TensorType to = chooseTensorType(*mix, MixModel{c.layers, c.heads, c.kvHeads, !tied}, name, w.cols, 2, w.type);
+        // A quantising mix never widens a matrix the file already quantised (mixed's F16
+        // embedding over a Q8_0 file): the lost bits do not come back, and the file's bytes
+        // stay mapped instead of a wider copy in RAM (1 GB for Llama 3.1 8B's embedding). The
+        // f16 precision asks for F16 weights as such and still gets them.
+        const bool widens = kernels::rowBytes(to, w.cols) > kernels::rowBytes(w.type, w.cols);
+        return *mix != QuantizeTarget::F16 && kernels::isQuantised(w.type) && widens ? w.type : to;
+    }
     TensorType want = w.type; // native
     if (p == Precision::F32) want = TensorType::F32;
     if (p == Precision::Int8) want = TensorType::Q8_0;

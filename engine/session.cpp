@@ -299,6 +299,12 @@ bool SessionImpl::cancel(uint64_t id) {
 }
 
 void SessionImpl::primePrefixes(std::vector<std::vector<int32_t>> prompts) {
+    std::vector<InferenceRequest> requests(prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) requests[i].prompt = std::move(prompts[i]);
+    primePrompts(std::move(requests));
+}
+
+void SessionImpl::primePrompts(std::vector<InferenceRequest> prompts) {
     {
         std::lock_guard lock(m_mutex);
         m_warming = true;
@@ -383,42 +389,6 @@ void SessionImpl::waitIdle() {
         return m_waiting.empty() && m_runningCount == 0 && m_primeRequests.empty() && !m_pendingModel &&
                !m_warming && m_cancelRequests.empty() && !m_flushRequested && !m_busy;
     });
-}
-
-void SessionImpl::runPriming(const std::vector<std::vector<int32_t>>& prompts) {
-    if (m_profile.kv == KvPolicy::Pool && m_profile.prefixCache && m_current) {
-        std::vector<float> logits(static_cast<size_t>(m_config.vocabSize));
-        for (const auto& p : prompts) {
-            if (p.size() < 2 || static_cast<int64_t>(p.size()) > m_contextLimit.load()) continue;
-            Sequence seq;
-            seq.tokens = p;
-            seq.promptLen = static_cast<int64_t>(p.size());
-            KvBlockManager::Match m = m_blocks->acquirePrefix(std::span(p).first(p.size() - 1));
-            const int64_t need = blocksFor(seq.promptLen, m_profile.blockSize) - static_cast<int64_t>(m.blocks.size());
-            auto fresh = m_blocks->allocate(static_cast<int32_t>(need));
-            if (!fresh) {
-                m_blocks->release(m.blocks);
-                continue;
-            }
-            seq.blockTable = m.blocks;
-            seq.blockTable.insert(seq.blockTable.end(), fresh->begin(), fresh->end());
-            seq.computed = m.tokens;
-            seq.lastHash = m.lastHash;
-            seq.publishedBlocks = static_cast<int64_t>(m.blocks.size());
-            seq.cacheEpoch = m_cacheEpoch;
-            const auto rest = std::span(p).subspan(static_cast<size_t>(seq.computed));
-            try {
-                m_current->forward->runSequence(rest, seq.computed, *m_kvPool, seq.blockTable, logits.data());
-                seq.computed = seq.promptLen;
-                publishFullBlocks(seq);
-            } catch (const std::exception&) {
-                // A prompt that cannot be primed (e.g. a token outside the vocabulary) is skipped.
-            }
-            m_blocks->release(seq.blockTable);
-        }
-        m_primed.insert(m_primed.end(), prompts.begin(), prompts.end());
-    }
-    publishStats();
 }
 
 bool SessionImpl::applyPendingSwap() {

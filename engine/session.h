@@ -136,6 +136,12 @@ public:
     // Fast mode warm-up: prefills each prompt so its full blocks enter the prefix cache.
     // The warm-up window is open until it is done. Asynchronous; see waitIdle().
     virtual void primePrefixes(std::vector<std::vector<int32_t>> prompts) = 0;
+    // The same for prompts with images (`prompt` and `images` as submit() takes them; the
+    // other fields are ignored): the image positions are keyed by the images' content, so a
+    // later request with the same image and text hits what this primed. A prompt whose
+    // images do not fit it (validateImages) is skipped, as is any on a backend that takes
+    // no input embeddings (CUDA, for now).
+    virtual void primePrompts(std::vector<InferenceRequest> prompts) = 0;
     // Replaces the model. `hot`: the new version loads beside the old one, new requests
     // go to it and in-flight ones finish on the old. `after_warmup`: refused with
     // ReloadError while the warm-up window is open; otherwise swapped when no request is

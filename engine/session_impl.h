@@ -52,6 +52,7 @@ public:
     uint64_t submit(InferenceRequest request, EventSink sink) override;
     bool cancel(uint64_t id) override;
     void primePrefixes(std::vector<std::vector<int32_t>> prompts) override;
+    void primePrompts(std::vector<InferenceRequest> prompts) override;
     void reload(const std::string& modelPath) override;
     void flushCache() override;
     SessionStats stats() const override;
@@ -63,7 +64,9 @@ private:
     void loadAndWarm(const std::string& path, bool warm);
     std::shared_ptr<ModelVersion> makeVersion(std::shared_ptr<LlamaModel> model);
     void ensurePool(const ModelConfig& c);
-    void runPriming(const std::vector<std::vector<int32_t>>& prompts);
+    // session_prime.cpp: prefills each prompt into the prefix cache (fast mode's pool only).
+    void runPriming(const std::vector<InferenceRequest>& prompts);
+    void primeOne(InferenceRequest prompt, std::vector<float>& logits);
     bool applyPendingSwap();
     void refuseReloadNow() const; // throws ReloadError; m_mutex held
     void clearPrefixCache();      // and start a new cache epoch
@@ -107,7 +110,7 @@ private:
     std::deque<std::unique_ptr<Sequence>> m_waiting;
     std::unordered_set<uint64_t> m_cancelRequests;
     std::unordered_set<uint64_t> m_live; // submitted, not rejected, not finished
-    std::vector<std::vector<std::vector<int32_t>>> m_primeRequests;
+    std::vector<std::vector<InferenceRequest>> m_primeRequests;
     std::shared_ptr<LlamaModel> m_pendingModel; // loaded by reload(), swapped in by the engine
     bool m_flushRequested = false;
     std::string m_loadError; // set when an on-demand load failed; later requests fail with it
@@ -123,7 +126,7 @@ private:
     std::unique_ptr<KvBlockManager> m_blocks;
     std::vector<std::unique_ptr<Sequence>> m_running;
     BatchScratch m_batch;
-    std::vector<std::vector<int32_t>> m_primed; // re-primed after a fast-mode reload
+    std::vector<InferenceRequest> m_primed; // re-primed after a fast-mode reload
     uint64_t m_versions = 0;
     // Bumped by every flush or swap: sequences admitted before it hold K/V the cache no
     // longer vouches for (old weights), so they never publish blocks (Sequence::cacheEpoch).

@@ -6,6 +6,7 @@
 #include "engine/tokenizer_spm.h"
 #include "engine/unicode.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mb::engine {
@@ -32,6 +33,49 @@ void checkVocab(const Vocab& vocab) {
 
 } // namespace
 
+Tokenizer::Tokenizer(Vocab vocab) : m_vocab(std::move(vocab)) {
+    for (size_t i = 0; i < m_vocab.kinds.size() && i < m_vocab.tokens.size(); ++i) {
+        const TokenKind kind = m_vocab.kinds[i];
+        const std::string& text = m_vocab.tokens[i];
+        if (text.empty()) continue;
+        const bool user = kind == TokenKind::UserDefined;
+        if (!user && kind != TokenKind::Control && kind != TokenKind::Unknown) continue;
+        if (user) m_userTokens.push_back(static_cast<int32_t>(i));
+        m_parsedTokens.push_back(static_cast<int32_t>(i));
+        m_longestTokenBytes = std::max(m_longestTokenBytes, text.size());
+    }
+    // Longest first, as llama.cpp matches them; ties by id for a fixed order.
+    const auto longerFirst = [&](int32_t a, int32_t b) {
+        return m_vocab.tokens[static_cast<size_t>(a)].size() > m_vocab.tokens[static_cast<size_t>(b)].size();
+    };
+    std::stable_sort(m_userTokens.begin(), m_userTokens.end(), longerFirst);
+    std::stable_sort(m_parsedTokens.begin(), m_parsedTokens.end(), longerFirst);
+}
+
+void Tokenizer::partition(std::string_view text, SpecialTokens special, std::vector<Span>& spans,
+                          std::vector<Span>& scratch) const {
+    spans.assign(1, {0, text.size(), -1});
+    for (const int32_t id : wholeTokens(special)) {
+        const std::string_view token = m_vocab.tokens[static_cast<size_t>(id)];
+        scratch.clear();
+        for (const Span& span : spans) {
+            if (span.id >= 0) {
+                scratch.push_back(span);
+                continue;
+            }
+            const std::string_view part = text.substr(span.offset, span.length);
+            size_t from = 0;
+            for (size_t at; (at = part.find(token, from)) != std::string_view::npos;) {
+                if (at > from) scratch.push_back({span.offset + from, at - from, -1});
+                scratch.push_back({span.offset + at, token.size(), id});
+                from = at + token.size();
+            }
+            if (from < part.size()) scratch.push_back({span.offset + from, part.size() - from, -1});
+        }
+        spans.swap(scratch);
+    }
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
     checkVocab(vocab);
     switch (vocab.model) {
@@ -54,14 +98,14 @@ std::unique_ptr<Tokenizer> Tokenizer::create(Vocab vocab) {
     throw GgufError("unknown tokenizer model");
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos) const {
-    return encode(text, addBos, SIZE_MAX).ids;
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool addBos, SpecialTokens special) const {
+    return encode(text, addBos, SIZE_MAX, special).ids;
 }
 
-CappedTokens Tokenizer::encode(std::string_view text, bool addBos, size_t maxTokens) const {
+CappedTokens Tokenizer::encode(std::string_view text, bool addBos, size_t maxTokens, SpecialTokens special) const {
     CappedTokens out;
     if (addBos && m_vocab.bos >= 0) out.ids.push_back(m_vocab.bos);
-    if (!text.empty() && out.ids.size() <= maxTokens) encodeText(text, maxTokens, out.ids);
+    if (!text.empty() && out.ids.size() <= maxTokens) encodeText(text, maxTokens, special, out.ids);
     if (out.ids.size() > maxTokens) {
         out.overCap = true;
         out.ids.resize(maxTokens + 1);

@@ -19,6 +19,11 @@ struct CappedTokens {
     bool overCap = false;
 };
 
+// What encode does with the text of control tokens (<|im_start|>, <start_of_turn>, <s>) and
+// of the unknown token: AsText encodes it as any other text (llama.cpp's parse_special =
+// false, what prompts and test vectors use); Parse takes each occurrence as that token.
+enum class SpecialTokens { AsText, Parse };
+
 // Immutable after construction; encode/decode are const and safe from many threads.
 class Tokenizer {
 public:
@@ -28,24 +33,29 @@ public:
     // vocabulary it cannot use.
     static std::unique_ptr<Tokenizer> create(Vocab vocab);
 
-    // Token ids for `text`. Control tokens in the text (<|im_start|>, <s>, ...) are not
-    // parsed: they are plain text. BPE matches user-defined added tokens (Qwen's <think>)
-    // as whole tokens, as llama.cpp does. With addBos and a BOS id, the BOS id comes
-    // first. SPM adds the implicit leading space when the vocabulary says so (and the
-    // text is not empty).
+    // Token ids for `text`. User-defined tokens (Qwen's <think>, Gemma's HTML tags and runs
+    // of blanks) are matched as whole tokens before anything else, longest first, as
+    // llama.cpp does for both models; control tokens in the text (<|im_start|>, <s>, ...)
+    // are plain text unless `special` is Parse, which matches them (and the unknown token)
+    // the same way. With addBos and a BOS id, the BOS id comes first. SPM adds the
+    // implicit leading space when the vocabulary says so, to the text's start and after
+    // every whole token that text follows, as llama.cpp does.
     // The text is cut where no token can span the cut and encoded piece by piece, so the
     // working memory beyond the ids is that of one piece (a word, or a few KiB), not of
     // the whole text; text with no such cut (one 16 MB word) is encoded as one piece.
-    std::vector<int32_t> encode(std::string_view text, bool addBos) const;
+    std::vector<int32_t> encode(std::string_view text, bool addBos,
+                                SpecialTokens special = SpecialTokens::AsText) const;
 
     // The same ids, but encoding stops once there are more than maxTokens (BOS counted):
     // ids then holds the first maxTokens + 1 and overCap is set. The work done is about
     // that of encoding the first maxTokens + 1 tokens' worth of text (plus one piece).
-    CappedTokens encode(std::string_view text, bool addBos, size_t maxTokens) const;
+    CappedTokens encode(std::string_view text, bool addBos, size_t maxTokens,
+                        SpecialTokens special = SpecialTokens::AsText) const;
 
     // The most input bytes one token can stand for (at least 1), computed once per
     // vocabulary: `bytes` bytes of text encode to at least minTokens(bytes) tokens
-    // (BOS not counted), a bound that costs nothing to check before encoding.
+    // (BOS not counted), a bound that costs nothing to check before encoding. It holds
+    // with special tokens parsed too (their texts count).
     size_t longestTokenBytes() const { return m_longestTokenBytes; }
     size_t minTokens(size_t bytes) const { return (bytes + m_longestTokenBytes - 1) / m_longestTokenBytes; }
 
@@ -67,14 +77,37 @@ public:
     bool isControl(int32_t id) const;
 
 protected:
-    explicit Tokenizer(Vocab vocab) : m_vocab(std::move(vocab)) {}
+    explicit Tokenizer(Vocab vocab);
 
     // Appends the ids of `text` (not empty, no BOS) to `ids`; may stop as soon as
     // ids.size() > maxTokens, leaving more than maxTokens + 1 ids (the caller trims).
-    virtual void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const = 0;
+    virtual void encodeText(std::string_view text, size_t maxTokens, SpecialTokens special,
+                            std::vector<int32_t>& ids) const = 0;
+
+    // A stretch of the text: plain text (id -1) or one whole token.
+    struct Span {
+        size_t offset;
+        size_t length;
+        int32_t id;
+    };
+    // The tokens matched whole before the model's own encoding, longest text first (ties by
+    // id): the user-defined ones; with Parse also the control and unknown ones. Tokens with
+    // an empty text are never matched.
+    const std::vector<int32_t>& wholeTokens(SpecialTokens special) const {
+        return special == SpecialTokens::Parse ? m_parsedTokens : m_userTokens;
+    }
+    // llama.cpp's partition: `spans` becomes `text` cut at every occurrence of each whole
+    // token in turn (left to right, never inside a stretch an earlier, longer token took).
+    // `scratch` is reused memory. O(tokens x text) for the searches.
+    void partition(std::string_view text, SpecialTokens special, std::vector<Span>& spans,
+                   std::vector<Span>& scratch) const;
 
     Vocab m_vocab;
-    size_t m_longestTokenBytes = 1; // set by the subclass constructors
+    size_t m_longestTokenBytes = 1; // set by the subclass constructors (and the whole tokens')
+
+private:
+    std::vector<int32_t> m_userTokens;   // user-defined, longest first
+    std::vector<int32_t> m_parsedTokens; // user-defined, control and unknown, longest first
 };
 
 // Turns a stream of token ids into text pieces that are always whole UTF-8 characters:

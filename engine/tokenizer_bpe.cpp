@@ -59,35 +59,6 @@ struct CandidateOrder {
     }
 };
 
-// A stretch of the text: plain text (id -1) or one whole user-defined token.
-struct Span {
-    size_t offset;
-    size_t length;
-    int32_t id;
-};
-
-// Splits every text span of `spans` at each occurrence of `token` (left to right); `out`
-// is scratch.
-void splitAt(std::string_view text, std::string_view token, int32_t id, std::vector<Span>& spans,
-             std::vector<Span>& out) {
-    out.clear();
-    for (const Span& span : spans) {
-        if (span.id >= 0) {
-            out.push_back(span);
-            continue;
-        }
-        const std::string_view part = text.substr(span.offset, span.length);
-        size_t from = 0;
-        for (size_t at; (at = part.find(token, from)) != std::string_view::npos;) {
-            if (at > from) out.push_back({span.offset + from, at - from, -1});
-            out.push_back({span.offset + at, token.size(), id});
-            from = at + token.size();
-        }
-        if (from < part.size()) out.push_back({span.offset + from, part.size() - from, -1});
-    }
-    spans.swap(out);
-}
-
 // Text is encoded in chunks of at least this many bytes (up to the next cut).
 constexpr size_t kChunkBytes = 8192;
 
@@ -103,8 +74,9 @@ bool isAsciiLetter(char c) {
 // contain a letter), and every rule's last stage starts a match at the blank (" ?\p{L}+",
 // "\s?L+", a lone "\n"). What a match before the cut decides reads nothing past the
 // blank beyond "not a letter, not a quote", which holds at the end of a chunk too; the
-// matches after it start from the same place. User-defined tokens without a blank in
-// them cannot span it either, so the chunks give the whole text's tokens.
+// matches after it start from the same place. Whole tokens (user-defined ones, control
+// ones when parsed) without a blank in them cannot span it either, so the chunks give the
+// whole text's tokens.
 size_t nextCut(std::string_view text, size_t from) {
     for (size_t i = std::max<size_t>(from, 1); i + 1 < text.size(); ++i) {
         const char c = text[i];
@@ -133,9 +105,6 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         // User-defined tokens are stored as plain text, not in the byte alphabet.
         if (kind == TokenKind::UserDefined) {
             m_pieces[i] = text;
-            m_longestTokenBytes = std::max(m_longestTokenBytes, text.size());
-            if (!text.empty()) m_userTokens.push_back(id);
-            if (text.find_first_of(" \n") != std::string::npos) m_chunked = false;
             continue;
         }
         std::string& piece = m_pieces[i];
@@ -160,10 +129,11 @@ BpeTokenizer::BpeTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         m_byteIds[b] = it->second;
     }
 
-    // Longest first, as llama.cpp matches them; ties by id for a fixed order.
-    std::stable_sort(m_userTokens.begin(), m_userTokens.end(), [&](int32_t a, int32_t b) {
-        return m_vocab.tokens[static_cast<size_t>(a)].size() > m_vocab.tokens[static_cast<size_t>(b)].size();
-    });
+    // A whole token with a blank in it could span a cut.
+    for (const SpecialTokens special : {SpecialTokens::AsText, SpecialTokens::Parse})
+        for (const int32_t id : wholeTokens(special))
+            if (m_vocab.tokens[static_cast<size_t>(id)].find_first_of(" \n") != std::string::npos)
+                m_chunked[special == SpecialTokens::Parse] = false;
 
     m_mergeRanks.reserve(m_vocab.merges.size());
     m_merges.assign(m_vocab.merges.size(), Merge{-1, -1, -1});
@@ -262,12 +232,10 @@ void BpeTokenizer::encodeWords(std::string_view text, size_t maxTokens, Scratch&
     }
 }
 
-void BpeTokenizer::encodeChunk(std::string_view chunk, size_t maxTokens, Scratch& scratch,
+void BpeTokenizer::encodeChunk(std::string_view chunk, size_t maxTokens, SpecialTokens special, Scratch& scratch,
                                std::vector<int32_t>& ids) const {
     std::vector<Span>& spans = scratch.spans;
-    spans.assign(1, {0, chunk.size(), -1});
-    for (const int32_t id : m_userTokens)
-        splitAt(chunk, m_vocab.tokens[static_cast<size_t>(id)], id, spans, scratch.split);
+    partition(chunk, special, spans, scratch.split);
     for (const Span& span : spans) {
         if (ids.size() > maxTokens) return;
         if (span.id >= 0)
@@ -277,11 +245,13 @@ void BpeTokenizer::encodeChunk(std::string_view chunk, size_t maxTokens, Scratch
     }
 }
 
-void BpeTokenizer::encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const {
+void BpeTokenizer::encodeText(std::string_view text, size_t maxTokens, SpecialTokens special,
+                              std::vector<int32_t>& ids) const {
     Scratch scratch;
+    const bool chunked = m_chunked[special == SpecialTokens::Parse];
     for (size_t begin = 0; begin < text.size() && ids.size() <= maxTokens;) {
-        const size_t end = m_chunked ? nextCut(text, begin + kChunkBytes) : text.size();
-        encodeChunk(text.substr(begin, end - begin), maxTokens, scratch, ids);
+        const size_t end = chunked ? nextCut(text, begin + kChunkBytes) : text.size();
+        encodeChunk(text.substr(begin, end - begin), maxTokens, special, scratch, ids);
         begin = end;
     }
 }

@@ -29,14 +29,16 @@ public:
 
 private:
     struct Scratch;
-    // User-defined tokens (type USER_DEFINED, e.g. Qwen's <think>) are matched as whole
-    // tokens first, longest first, as llama.cpp does; control tokens stay plain text.
+    // Whole tokens (Tokenizer::wholeTokens: user-defined ones such as Qwen's <think>, and
+    // control ones when parsed) are matched first, longest first, as llama.cpp does.
     // Per pre-token, O(k log k) in its byte length k (a heap of candidate merges). The
     // text goes through in chunks of a few KiB cut where no pre-token or user-defined
     // token can span the cut (see the .cpp), so tokens match those of the whole text.
-    void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const override;
-    // One chunk: user-defined tokens, then the pre-tokens of the text between them.
-    void encodeChunk(std::string_view chunk, size_t maxTokens, Scratch& scratch, std::vector<int32_t>& ids) const;
+    void encodeText(std::string_view text, size_t maxTokens, SpecialTokens special,
+                    std::vector<int32_t>& ids) const override;
+    // One chunk: whole tokens, then the pre-tokens of the text between them.
+    void encodeChunk(std::string_view chunk, size_t maxTokens, SpecialTokens special, Scratch& scratch,
+                     std::vector<int32_t>& ids) const;
     void encodeWords(std::string_view text, size_t maxTokens, Scratch& scratch, std::vector<int32_t>& ids) const;
     void encodeWord(std::string_view word, Scratch& scratch, std::vector<int32_t>& ids) const;
 
@@ -50,8 +52,8 @@ private:
     }
 
     const PreTokenizer* m_pre = nullptr; // row of m_vocab.pre, never null after construction
-    std::vector<int32_t> m_userTokens;   // USER_DEFINED ids, longest text first
-    bool m_chunked = true;               // false when a user-defined token holds ' ' or '\n'
+    // Per SpecialTokens (AsText, Parse): false when a whole token holds ' ' or '\n'.
+    std::array<bool, 2> m_chunked{true, true};
 
     std::unordered_map<std::string_view, int32_t> m_tokenIds;
     std::unordered_map<uint64_t, int32_t> m_mergeRanks; // (left id, right id) -> rank

@@ -90,6 +90,9 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
         } else if (kind == TokenKind::Unknown) {
             // SentencePiece's surface form for an unknown piece.
             m_pieces[i] = " \xE2\x81\x87 ";
+        } else if (kind == TokenKind::UserDefined) {
+            // Verbatim, as llama.cpp gives them (converters store their blanks as spaces).
+            m_pieces[i] = text;
         } else {
             std::string& piece = m_pieces[i];
             for (size_t pos = 0; pos < text.size();) {
@@ -112,6 +115,13 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
     }
     // An unknown token stands for one character of up to 4 bytes; a byte token for 1.
     if (m_vocab.unk >= 0) m_longestTokenBytes = std::max<size_t>(m_longestTokenBytes, 4);
+    for (const SpecialTokens special : {SpecialTokens::AsText, SpecialTokens::Parse}) {
+        auto& pairs = m_wholePairs[special == SpecialTokens::Parse];
+        for (const int32_t id : wholeTokens(special)) {
+            const std::string& text = m_vocab.tokens[static_cast<size_t>(id)];
+            for (size_t k = 1; k < text.size(); ++k) pairs.set(pairIndex(text[k - 1], text[k]));
+        }
+    }
 }
 
 float SpmTokenizer::score(int32_t id) const {
@@ -123,12 +133,17 @@ std::string SpmTokenizer::piece(int32_t id) const {
     return m_pieces[static_cast<size_t>(id)];
 }
 
-void SpmTokenizer::encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const {
+namespace {
+// Text with whole tokens is partitioned in chunks of at least this many bytes (up to a cut).
+constexpr size_t kChunkBytes = 8192;
+} // namespace
+
+bool SpmTokenizer::feed(std::string_view text, bool prefix, size_t maxTokens, Scratch& scratch,
+                        std::vector<int32_t>& ids) const {
     // Normalize as the piece grows: the dummy prefix, then every space as U+2581 (llama's
     // SentencePiece model uses the identity normalizer otherwise, so runs of spaces are
     // kept). One symbol per UTF-8 character of the text; ill-formed bytes become symbols
     // of their own that no piece matches, so byte fallback keeps them intact.
-    Scratch scratch;
     const auto add = [&](std::string_view character) {
         std::string& piece = scratch.normalized;
         if (!piece.empty() && !innerPair(piece.back(), character.front())) {
@@ -143,11 +158,53 @@ void SpmTokenizer::encodeText(std::string_view text, size_t maxTokens, std::vect
         piece.append(character);
         return true;
     };
-    if (m_vocab.addSpacePrefix) add(kSpaceMark);
+    if (prefix && m_vocab.addSpacePrefix && !add(kSpaceMark)) return false;
     for (size_t pos = 0; pos < text.size();) {
         const size_t length = decodeUtf8(text, pos).length;
-        if (!add(text[pos] == ' ' ? kSpaceMark : text.substr(pos, length))) return;
+        if (!add(text[pos] == ' ' ? kSpaceMark : text.substr(pos, length))) return false;
         pos += length;
+    }
+    return true;
+}
+
+size_t SpmTokenizer::nextWholeCut(std::string_view text, size_t from, SpecialTokens special) const {
+    const auto& pairs = m_wholePairs[special == SpecialTokens::Parse];
+    for (size_t i = std::max<size_t>(from, 1); i < text.size(); ++i) {
+        const bool continuation = (static_cast<uint8_t>(text[i]) & 0xC0) == 0x80;
+        if (!continuation && !pairs[pairIndex(text[i - 1], text[i])]) return i;
+    }
+    return text.size();
+}
+
+void SpmTokenizer::encodeText(std::string_view text, size_t maxTokens, SpecialTokens special,
+                              std::vector<int32_t>& ids) const {
+    Scratch scratch;
+    if (wholeTokens(special).empty()) {
+        if (feed(text, true, maxTokens, scratch, ids)) encodePiece(scratch, ids);
+        return;
+    }
+    // As llama.cpp: the text between whole tokens is encoded stretch by stretch, each
+    // starting with the dummy prefix. The partition goes chunk by chunk, cut where no whole
+    // token can span the cut, so its work stops with a capped encode; a stretch of plain
+    // text goes on across a cut.
+    std::vector<Span> spans, split;
+    bool stretchStart = true;
+    for (size_t begin = 0; begin < text.size();) {
+        const size_t end = nextWholeCut(text, begin + kChunkBytes, special);
+        const std::string_view chunk = text.substr(begin, end - begin);
+        partition(chunk, special, spans, split);
+        for (const Span& span : spans) {
+            if (span.id >= 0) {
+                encodePiece(scratch, ids);
+                ids.push_back(span.id);
+                stretchStart = true;
+            } else {
+                if (!feed(chunk.substr(span.offset, span.length), stretchStart, maxTokens, scratch, ids)) return;
+                stretchStart = false;
+            }
+            if (ids.size() > maxTokens) return;
+        }
+        begin = end;
     }
     encodePiece(scratch, ids);
 }

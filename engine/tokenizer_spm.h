@@ -35,7 +35,18 @@ private:
     // merges alone to the ids it gets in the whole text (English text: one piece a word).
     // Per piece O(k log k) in its length k: one heap of candidate pairs, with stale
     // entries skipped when popped instead of rescanning all pairs after each merge.
-    void encodeText(std::string_view text, size_t maxTokens, std::vector<int32_t>& ids) const override;
+    // Whole tokens (Tokenizer::wholeTokens: user-defined ones such as Gemma's HTML tags and
+    // runs of blanks, control ones when parsed) are matched first, longest first, as
+    // llama.cpp does; the text between them is merged as above.
+    void encodeText(std::string_view text, size_t maxTokens, SpecialTokens special,
+                    std::vector<int32_t>& ids) const override;
+    // Adds `text` to the piece in `scratch` character by character (the dummy prefix first
+    // when `prefix`), merging each piece that ends; false once ids.size() > maxTokens.
+    bool feed(std::string_view text, bool prefix, size_t maxTokens, Scratch& scratch,
+              std::vector<int32_t>& ids) const;
+    // The first character boundary at or after `from` that no whole token spans (no whole
+    // token holds the byte pair around it), else the end of the text.
+    size_t nextWholeCut(std::string_view text, size_t from, SpecialTokens special) const;
     // Merges the piece held in `scratch` (then cleared) and appends its ids.
     void encodePiece(Scratch& scratch, std::vector<int32_t>& ids) const;
     float score(int32_t id) const;
@@ -51,6 +62,7 @@ private:
     std::array<int32_t, 256> m_byteIds; // <0xXX> tokens, -1 where the vocabulary has none
     std::vector<std::string> m_pieces;  // decoded text per id
     std::bitset<65536> m_innerPairs;     // byte pairs (a << 8 | b) found inside a piece of m_pieceIds
+    std::array<std::bitset<65536>, 2> m_wholePairs; // the same inside the whole tokens, per SpecialTokens
 };
 
 } // namespace mb::engine

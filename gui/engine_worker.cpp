@@ -16,6 +16,7 @@
 #include "lab/migration.h"
 #include "lab/migration_warmup.h"
 #include "lab/run_config.h"
+#include "lab/selection.h"
 #include "lab/sweep.h"
 
 #include <QFileInfo>
@@ -329,24 +330,25 @@ void EngineWorker::runWarmup(const WarmupJob& job) {
                                       : engine::Profile::load(job.profile.toStdString());
         // The prompt corpus, else the run's own prompts: its prefix primers (one per
         // shared-prefix group) when it had them, else every measured prompt (as the CLI).
-        std::vector<std::vector<int32_t>> prompts;
+        // Requests with images are primed with them, through the fast candidate's own mmproj.
+        std::vector<lab::WorkloadRequest> prompts;
+        std::string mmproj;
         if (!job.primeFile.isEmpty() || job.run) {
             const auto tok = tokenizerOf(job.modelPath.toStdString());
             auto tokenize = [&](const std::string& t) { return tok->encode(t, tok->vocab().addBos); };
             if (!job.primeFile.isEmpty()) {
-                for (auto& r : lab::loadPromptFile(job.primeFile.toStdString(), tokenize, 1))
-                    prompts.push_back(std::move(r.prompt));
+                prompts = lab::loadPromptFile(job.primeFile.toStdString(), tokenize, 1);
             } else {
-                const lab::RunReplay r = lab::replayRun(*job.run, {}, tokenize, lab::tokenSpaceFor(*tok));
-                if (!r.primers.empty())
-                    for (const auto& q : r.primers) prompts.push_back(q.prompt);
-                else
-                    for (const auto& q : r.requests)
-                        if (!q.warmup) prompts.push_back(q.prompt);
+                prompts = lab::warmupPrompts(lab::replayRun(*job.run, {}, tokenize, lab::tokenSpaceFor(*tok)));
             }
+            if (job.run)
+                for (const auto& c : job.run->candidates)
+                    if (c.info.modelPath == job.modelPath.toStdString() &&
+                        lab::modeOfProfile(c.info.profileJson) == lab::Mode::Fast)
+                        mmproj = lab::candidateMmproj(*job.run, c.info.label);
         }
-        emit warmupFinished(job.jobId,
-                            lab::runWarmup(job.modelPath.toStdString(), p, std::move(prompts), {.threads = job.threads}));
+        emit warmupFinished(job.jobId, lab::runWarmup(job.modelPath.toStdString(), p, prompts, mmproj,
+                                                      {.threads = job.threads}));
     } catch (const std::exception& e) {
         emit jobFailed(job.jobId, QString::fromUtf8(e.what()));
     }

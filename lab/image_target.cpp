@@ -124,29 +124,35 @@ std::shared_ptr<const engine::RgbImage> ImageTarget::pixels(const WorkloadImage&
     return std::make_shared<const engine::RgbImage>(engine::loadImage(im.path));
 }
 
-double ImageTarget::encodeInto(Job& job) {
-    if (!job.request.images.empty()) throw std::invalid_argument("the request already has image embeddings");
-    const int64_t at = job.request.prompt.empty() ? 0 : 1; // right after BOS
+double placeImages(engine::InferenceRequest& request, const std::vector<WorkloadImage>& images,
+                   engine::ImageEncoder& encoder, int64_t dim, const PixelsFn& pixels) {
+    if (!request.images.empty()) throw std::invalid_argument("the request already has image embeddings");
+    const int64_t at = request.prompt.empty() ? 0 : 1; // right after BOS
     int64_t pos = at;
     double ms = 0;
-    for (size_t k = 0; k < job.images.size(); ++k) {
+    for (size_t k = 0; k < images.size(); ++k) {
         try {
-            const auto img = pixels(job.images[k]); // decoding and drawing are not encoding
+            const auto img = pixels(images[k]); // decoding and drawing are not encoding
             const auto t0 = std::chrono::steady_clock::now();
-            std::vector<float> rows = m_encoder->encodeImage(*img);
+            std::vector<float> rows = encoder.encodeImage(*img);
             ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            engine::PromptImage placed = engine::makePromptImage(std::move(rows), m_dim);
+            engine::PromptImage placed = engine::makePromptImage(std::move(rows), dim);
             placed.position = pos;
             pos += placed.count;
-            job.request.images.push_back(std::move(placed));
+            request.images.push_back(std::move(placed));
         } catch (const std::exception& e) {
-            throw std::runtime_error("image " + std::to_string(k + 1) + " of " + std::to_string(job.images.size()) +
-                                     " (" + job.images[k].describe() + "): " + e.what());
+            throw std::runtime_error("image " + std::to_string(k + 1) + " of " + std::to_string(images.size()) + " (" +
+                                     images[k].describe() + "): " + e.what());
         }
     }
     // Placeholder slots; the session writes their ids (engine/prompt_images.h).
-    job.request.prompt.insert(job.request.prompt.begin() + at, static_cast<size_t>(pos - at), 0);
+    request.prompt.insert(request.prompt.begin() + at, static_cast<size_t>(pos - at), 0);
     return ms;
+}
+
+double ImageTarget::encodeInto(Job& job) {
+    return placeImages(job.request, job.images, *m_encoder, m_dim,
+                       [this](const WorkloadImage& im) { return pixels(im); });
 }
 
 void ImageTarget::finishEarly(const Job& job, engine::FinishStatus status, const std::string& error) {

@@ -3,10 +3,12 @@
 
 #include "engine/clip_model.h"
 #include "engine/devices.h"
+#include "engine/image_encoder.h"
 #include "lab/target.h"
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +26,16 @@ class ImageEncoder;
 }
 
 namespace mb::lab {
+
+// Encodes `images` with `clip` on `pool` and lays them out in `request` as a serving engine
+// with llava's layout does: placeholder slots right after the prompt's first token (BOS),
+// the images in order, each a PromptImage at its position (the session writes the slots'
+// ids). `pixels` gives an image's pixels (decoded or drawn; not timed). Returns the encode
+// time in ms. Throws std::runtime_error naming the image that fails, and
+// std::invalid_argument when the request already has image embeddings.
+using PixelsFn = std::function<std::shared_ptr<const engine::RgbImage>(const WorkloadImage&)>;
+double placeImages(engine::InferenceRequest& request, const std::vector<WorkloadImage>& images,
+                   engine::ImageEncoder& encoder, int64_t dim, const PixelsFn& pixels);
 
 // Wraps the embedded engine's target. A request with images waits in the encoder's queue
 // (FIFO, one image encoder per candidate, as a serving engine runs its vision tower),

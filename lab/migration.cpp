@@ -320,9 +320,15 @@ void recordWarmup(MigrationState& s, const WarmupResult& w) {
         s.lastNote = "warm-up check failed: " + why;
         return;
     }
-    s.checklist.warmupPlan = "preload and prime " + std::to_string(w.primedPrompts) + " prefixes (measured " +
-                             num(w.wallMs, 0) + " ms) before taking traffic; model updates are refused during "
-                             "the warm-up, so schedule them after it";
+    std::string images;
+    if (w.imagePrompts > 0) images = ", " + std::to_string(w.imagePrompts) + " of them with their images encoded";
+    if (w.imagePromptsSkipped > 0)
+        images += "; " + std::to_string(w.imagePromptsSkipped) +
+                  " prompts with images were not primed (no vision encoder given: text alone caches no block "
+                  "those requests look up)";
+    s.checklist.warmupPlan = "preload and prime " + std::to_string(w.primedPrompts) + " prefixes" + images +
+                             " (measured " + num(w.wallMs, 0) + " ms) before taking traffic; model updates are refused "
+                             "during the warm-up, so schedule them after it";
     enter(s, N::E);
     s.lastNote = "warm-up took " + num(w.wallMs, 0) + " ms and refused the model update: enable fast mode";
 }

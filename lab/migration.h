@@ -73,6 +73,11 @@ struct WarmupResult {
     bool reloadAttempted = false;
     bool reloadRefused = false; // a model update during warm-up was refused, as fast mode must
     std::string reloadMessage;
+    // Of primedPrompts, those primed with their images (encoded first); and prompts with
+    // images that were not primed because no vision encoder was given (their text alone
+    // would cache blocks that no request with the image looks up).
+    int64_t imagePrompts = 0;
+    int64_t imagePromptsSkipped = 0;
 };
 // Passes when the warm-up finished and a model update attempted during it was refused.
 // Returns "" when it passes, else one sentence saying why not.

@@ -81,7 +81,9 @@ nlohmann::ordered_json toJson(const MigrationState& s) {
                        {"cached_bytes", s.warmup->cachedBytes},
                        {"reload_attempted", s.warmup->reloadAttempted},
                        {"reload_refused", s.warmup->reloadRefused},
-                       {"reload_message", s.warmup->reloadMessage}};
+                       {"reload_message", s.warmup->reloadMessage},
+                       {"image_prompts", s.warmup->imagePrompts},
+                       {"image_prompts_skipped", s.warmup->imagePromptsSkipped}};
     else
         j["warmup"] = nullptr;
     OJson monitoring = OJson::array();
@@ -142,11 +144,12 @@ MigrationState migrationFromJson(const nlohmann::json& j) {
             ph.share = h.at("share").get<double>();
             s.histogram = ph;
         }
-        if (const auto& w = j.at("warmup"); !w.is_null())
+        if (const auto& w = j.at("warmup"); !w.is_null()) // the image counts are absent in older states
             s.warmup = WarmupResult{w.at("wall_ms").get<double>(),          w.at("engine_warmup_ms").get<double>(),
                                     w.at("primed_prompts").get<int64_t>(),  w.at("cached_bytes").get<uint64_t>(),
                                     w.at("reload_attempted").get<bool>(),   w.at("reload_refused").get<bool>(),
-                                    w.at("reload_message").get<std::string>()};
+                                    w.at("reload_message").get<std::string>(),
+                                    w.value("image_prompts", int64_t{0}),   w.value("image_prompts_skipped", int64_t{0})};
         for (const auto& m : j.at("monitoring"))
             s.monitoring.push_back({m.at("run_id").get<int64_t>(), m.at("hit_rate").get<double>(),
                                     checksFrom(m.at("slo")), checksFrom(m.at("p99")),

@@ -88,6 +88,17 @@ TEST(Cli, TokenizeFile) {
     EXPECT_EQ(parse(r)["tokens"], nlohmann::json::parse("[1, 403, 407, 261, 378]"));
 }
 
+TEST(Cli, TokenizeParsesSpecialTokensOnlyWhenAsked) {
+    MB_REQUIRE_DATA(model, "vocab/ggml-vocab-qwen3.gguf");
+    const auto plain = runCli({"tokenize", "--model", model.string(), "--text", "<|im_start|>user", "--json"});
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    EXPECT_EQ(parse(plain)["tokens"], nlohmann::json::parse("[27, 91, 318, 4906, 91, 29, 872]"));
+    const auto parsed =
+        runCli({"tokenize", "--model", model.string(), "--text", "<|im_start|>user", "--parse-special", "--json"});
+    ASSERT_EQ(parsed.exitCode, 0) << parsed.err;
+    EXPECT_EQ(parse(parsed)["tokens"], nlohmann::json::parse("[151644, 872]"));
+}
+
 TEST(Cli, InfoJson) {
     MB_REQUIRE_DATA(model, "models/stories260K.gguf");
     const auto r = runCli({"info", "--model", model.string(), "--json"});
@@ -101,6 +112,26 @@ TEST(Cli, InfoJson) {
     EXPECT_EQ(j["tensors"][0]["name"], "token_embd.weight");
     EXPECT_EQ(j["tensors"][0]["type"], "f32");
     EXPECT_EQ(j["tensors"][0]["shape"], nlohmann::json::parse("[64, 512]"));
+}
+
+// What differs between architectures, from the file's keys: in the text and in the JSON.
+TEST(Cli, InfoPrintsTheArchitecturesKeys) {
+    TempDir dir;
+    const std::string gemma = (dir / "gemma2.gguf").string(), phi = (dir / "phi3.gguf").string();
+    ASSERT_EQ(runCli({"make-model", "--preset", "tiny-gemma2", "--dtype", "f32", "--out", gemma}).exitCode, 0);
+    ASSERT_EQ(runCli({"make-model", "--preset", "tiny-phi3", "--dtype", "f32", "--out", phi}).exitCode, 0);
+    const auto j = parse(runCli({"info", "--model", gemma, "--json"}));
+    EXPECT_EQ(j["architecture"], "gemma2");
+    const auto& f = j["architecture_features"];
+    EXPECT_NE(f["attention"].get<std::string>().find("soft-cap"), std::string::npos) << f.dump();
+    EXPECT_NE(f["attention"].get<std::string>().find("sliding window"), std::string::npos) << f.dump();
+    EXPECT_NE(f["output"].get<std::string>().find("final soft-cap"), std::string::npos) << f.dump();
+    EXPECT_NE(f["ffn"].get<std::string>().find("GELU-tanh"), std::string::npos) << f.dump();
+    EXPECT_EQ(j["config"]["head_dim"], 32) << j["config"].dump();
+    const auto text = runCli({"info", "--model", phi});
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("attn_qkv.weight (fused)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("rope:"), std::string::npos) << text.out;
 }
 
 TEST(Cli, MakeModelThenGenerate) {

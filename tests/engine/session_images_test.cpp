@@ -124,6 +124,45 @@ TEST(SessionImages, FastModeCachesImageBlocksByContent) {
     EXPECT_EQ(back.tokens, g.greedy);
 }
 
+// Priming a prompt with its image caches the image's blocks: the request that follows hits past
+// them and still gives llava-cli's tokens; the same prompt primed as token ids alone (what
+// priming did before it took images) hits the system prompt's blocks only.
+TEST(SessionImages, PrimingWithTheImageCachesItsBlocks) {
+    MB_REQUIRE_IMAGE_DATA();
+    const Golden g = golden("grad64");
+    const int64_t bs = 16;
+    const int64_t len = static_cast<int64_t>(g.system.size() + 16 + g.user.size()); // 150
+    const int64_t systemBlocks = static_cast<int64_t>(g.system.size()) / bs * bs;   // 96
+
+    auto primed = Session::start(lm.string(), fastNative(), {.threads = 2});
+    const int64_t dim = primed->config().dim;
+    primed->primePrompts({llavaRequest(g, dim)});
+    primed->waitIdle();
+    EXPECT_GT(primed->stats().kvBytesInUse, 0u);
+    const RequestEvent hit = runOne(*primed, llavaRequest(g, dim));
+    ASSERT_EQ(hit.status, FinishStatus::Ok) << hit.error;
+    EXPECT_EQ(hit.cachedTokens, (len - 1) / bs * bs); // 144: past the image
+    EXPECT_EQ(hit.tokens, g.greedy);
+
+    auto textOnly = Session::start(lm.string(), fastNative(), {.threads = 2});
+    std::vector<int32_t> text = g.system; // the prompt's token ids, without the image
+    text.insert(text.end(), g.user.begin(), g.user.end());
+    textOnly->primePrefixes({text});
+    textOnly->waitIdle();
+    const RequestEvent miss = runOne(*textOnly, llavaRequest(g, dim));
+    ASSERT_EQ(miss.status, FinishStatus::Ok) << miss.error;
+    EXPECT_EQ(miss.cachedTokens, systemBlocks);
+    EXPECT_EQ(miss.tokens, g.greedy);
+
+    // An image that does not fit its prompt is skipped, not primed.
+    auto bad = Session::start(lm.string(), fastNative(), {.threads = 2});
+    InferenceRequest outside = llavaRequest(g, dim);
+    outside.images[0].position = len - 4; // runs past the prompt's end
+    bad->primePrompts({outside});
+    bad->waitIdle();
+    EXPECT_EQ(runOne(*bad, llavaRequest(g, dim)).cachedTokens, 0);
+}
+
 // Chunked prefill splits the image over iterations and batches it with a text-only request.
 TEST(SessionImages, ChunkedAndBatchedWithTextGivesTheSameTokens) {
     MB_REQUIRE_IMAGE_DATA();

@@ -173,3 +173,32 @@ TEST(SyntheticModel, TakesARealVocabulary) {
     EXPECT_THROW(withVocabulary(preset, GgufFile::open(p)), ModelError) << "a file without tokens";
     std::filesystem::remove(p);
 }
+
+// Which precisions keep a file's bytes mapped: the native one always; a quantising mix
+// (fast mode's `mixed`) never widens what the file already quantised, so a Q8_0 file stays
+// mapped whole under `mixed` (its F16 embedding rule does not apply); the f16 precision still
+// gets F16 weights, a copy.
+TEST(SyntheticModel, QuantisedFilesStayMappedUnderAQuantisingMix) {
+    const std::string p = tempPath("mapped_q8.gguf");
+    writeSyntheticModel(*findSyntheticPreset("tiny"), TensorType::Q8_0, 3, p);
+    const auto mapped = [](const LlamaModel& m, const std::string& tensor, const mb::kernels::WeightMatrix& w) {
+        return w.data == m.file().findTensor(tensor)->data;
+    };
+    for (const Precision precision : {Precision::Native, Precision::Mixed, Precision::Int8}) {
+        const auto m = LlamaModel::load(p, {precision, false});
+        EXPECT_EQ(m->tokenEmbedding().type, TensorType::Q8_0) << precisionName(precision);
+        EXPECT_TRUE(mapped(*m, "token_embd.weight", m->tokenEmbedding())) << precisionName(precision);
+        EXPECT_TRUE(mapped(*m, "blk.0.attn_q.weight", m->layers()[0].wq)) << precisionName(precision);
+    }
+    const auto f16 = LlamaModel::load(p, {Precision::F16, false});
+    EXPECT_EQ(f16->tokenEmbedding().type, TensorType::F16);
+    EXPECT_FALSE(mapped(*f16, "token_embd.weight", f16->tokenEmbedding()));
+    // From an F16 file, mixed quantises the matrices (a copy) and keeps the embedding F16, mapped.
+    const std::string h = tempPath("mapped_f16.gguf");
+    writeSyntheticModel(*findSyntheticPreset("tiny"), TensorType::F16, 3, h);
+    const auto mixed = LlamaModel::load(h, {Precision::Mixed, false});
+    EXPECT_EQ(mixed->layers()[0].wq.type, TensorType::Q8_0);
+    EXPECT_TRUE(mapped(*mixed, "token_embd.weight", mixed->tokenEmbedding()));
+    std::filesystem::remove(p);
+    std::filesystem::remove(h);
+}

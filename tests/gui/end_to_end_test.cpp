@@ -1,8 +1,6 @@
 // The real engine and store behind the pages: golden playground text, a benchmark filling every
 // chart and the store, a UI thread that keeps ticking, and the error states a person sees.
 #include "db/run_store.h"
-#include "engine/gguf.h"
-#include "engine/synthetic_model.h"
 #include "gui/benchmark_charts.h"
 #include "gui/benchmark_page.h"
 #include "gui/history_page.h"
@@ -19,8 +17,6 @@
 #include "test_data.h"
 
 #include <QAbstractItemView>
-#include <QCheckBox>
-#include <QLineEdit>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
@@ -125,47 +121,6 @@ TEST(Gui, PlaygroundGivesTheGoldenTextInBothPanes) {
     const auto run = db::RunStore::open(dir.file("runs.db").toStdString()).getRun(runId);
     EXPECT_EQ(run.candidates.size(), 2u);
     EXPECT_EQ(run.info.tags, std::vector<std::string>{"playground"});
-}
-
-// Chat mode with the real Llama 3 and Qwen 3 tokenizers (a tiny synthetic model taking each
-// vocabulary): two turns in the model's template, A's reply kept as the assistant's turn.
-TEST(Gui, PlaygroundChatsInTheModelsTemplate) {
-    for (const auto& [vocabName, family] : {std::pair{"llama3", "llama3"}, std::pair{"qwen3", "chatml"}}) {
-        MB_REQUIRE_DATA(vocabPath, std::string("vocab/ggml-vocab-") + vocabName + ".gguf");
-        TempDir dir;
-        const engine::GgufFile vocab = engine::GgufFile::open(vocabPath.string());
-        const QString model = dir.file("chat.gguf");
-        engine::writeSyntheticModel(engine::withVocabulary(*engine::findSyntheticPreset("tiny"), vocab),
-                                    engine::SyntheticWeights{kernels::TensorType::Q8_0, std::nullopt}, 5,
-                                    model.toStdString(), {}, &vocab);
-        MainWindow w(settingsFor(dir.file("runs.db"), model));
-        waitForStore(w);
-        auto* page = w.playground();
-        w.findChild<QCheckBox*>(QStringLiteral("playground.chat"))->setChecked(true);
-        w.findChild<QLineEdit*>(QStringLiteral("playground.system"))->setText(QStringLiteral("Be brief."));
-        w.findChild<QSpinBox*>(QStringLiteral("playground.max_tokens"))->setValue(6);
-        int64_t promptTokens = 0;
-        for (const char* message : {"Hello there!", "And then?"}) {
-            page->setPrompt(QString::fromUtf8(message));
-            QSignalSpy finished(&page->controller(), &PlaygroundController::finished);
-            QSignalSpy failed(&page->controller(), &PlaygroundController::failed);
-            page->runBoth();
-            ASSERT_TRUE(finished.wait(60000)) << (failed.isEmpty() ? "timeout" : failed.at(0).at(0).toString().toStdString());
-            const auto& a = page->controller().side("a");
-            ASSERT_TRUE(a.outcome);
-            EXPECT_GT(a.outcome->promptTokens, promptTokens) << "each turn carries the conversation so far";
-            promptTokens = a.outcome->promptTokens;
-            EXPECT_TRUE(w.findChild<QLabel*>(QStringLiteral("playground.status"))->text().contains(
-                QStringLiteral("chat template: ") + QLatin1String(family)))
-                << w.findChild<QLabel*>(QStringLiteral("playground.status"))->text().toStdString();
-        }
-        const QString transcript = w.findChild<QTextBrowser*>(QStringLiteral("playground.transcript"))->toPlainText();
-        EXPECT_TRUE(transcript.contains(QStringLiteral("user: Hello there!"))) << transcript.toStdString();
-        EXPECT_TRUE(transcript.contains(QStringLiteral("user: And then?"))) << transcript.toStdString();
-        EXPECT_EQ(transcript.count(QStringLiteral("assistant:")), 2) << transcript.toStdString();
-        w.findChild<QPushButton*>(QStringLiteral("playground.new_chat"))->click();
-        EXPECT_TRUE(w.findChild<QTextBrowser*>(QStringLiteral("playground.transcript"))->toPlainText().isEmpty());
-    }
 }
 
 TEST(Gui, BenchmarkFillsEveryChartAndTheStoreWhileTheUiKeepsTicking) {

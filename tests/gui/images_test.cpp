@@ -25,6 +25,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTextBrowser>
 #include <QTest>
 #include <QToolButton>
 #include <QUrl>
@@ -35,6 +36,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace mb::gui {
 namespace {
@@ -169,6 +171,12 @@ TEST(Gui, PlaygroundRunsAnImagePromptOnTheTinyLlavaPair) {
     page->setMmprojPath(QString::fromStdString(mmproj.string()));
     dropFiles(page, {QString::fromStdString(image.string())});
     ASSERT_EQ(page->images()->paths().size(), 1);
+    // Updates of each side that brought tokens before it finished: the reply streams.
+    std::map<QString, int> tokenEvents;
+    QObject::connect(&page->controller(), &PlaygroundController::sideChanged, page, [&](const QString& label) {
+        const SideState& s = page->controller().side(label.toStdString());
+        if (!s.outcome && !s.tokens.empty()) ++tokenEvents[label];
+    });
     QSignalSpy finished(&page->controller(), &PlaygroundController::finished);
     QSignalSpy failed(&page->controller(), &PlaygroundController::failed);
     page->runBoth();
@@ -178,6 +186,13 @@ TEST(Gui, PlaygroundRunsAnImagePromptOnTheTinyLlavaPair) {
         const SideState& s = page->controller().side(label);
         ASSERT_TRUE(s.outcome) << label;
         EXPECT_EQ(s.outcome->status, QStringLiteral("ok")) << label << ": " << s.outcome->error.toStdString();
+        EXPECT_GE(s.outcome->outputTokens, 1) << label;
+        EXPECT_EQ(s.tokenMs.size(), static_cast<size_t>(s.outcome->outputTokens)) << label;
+        EXPECT_GE(tokenEvents[QLatin1String(label)], 1) << label << ": no token arrived before the end";
+        EXPECT_GT(s.tokenMs.front(), s.outcome->encodeMs) << label << ": the first token follows the encoding";
+        const auto* out = page->findChild<QTextBrowser*>(QStringLiteral("playground.output.") + QLatin1String(label));
+        ASSERT_NE(out, nullptr);
+        EXPECT_TRUE(out->toPlainText().endsWith(s.text)) << label;
         EXPECT_EQ(s.outcome->images, 1) << label;
         EXPECT_EQ(s.outcome->imageTokens, 16) << label; // (64 / 16)^2 patches
         EXPECT_GT(s.outcome->encodeMs, 0) << label;

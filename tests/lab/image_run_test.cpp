@@ -5,6 +5,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "lab/comparison.h"
 #include "lab/image_target.h"
+#include "lab/migration_warmup.h"
 #include "lab/runner.h"
 #include "lab/workload_images.h"
 #include "test_data.h"
@@ -244,6 +245,40 @@ TEST(ImageRuns, DifferentImagesDoNotHitTheCache) {
         runComparison({{.label = "a", .modelPath = lm.string(), .profile = engine::Profile::fast(), .mmprojPath = mmproj.string()}},
                       requests, {});
     for (const RequestRecord& rec : results[0].run.records) EXPECT_LT(rec.cachedTokens, 16) << rec.id; // BOS block only
+}
+
+// Migration node D primes a request with its image (encoded by the candidate's mmproj, laid
+// out as ImageTarget lays it out): the request then hits the primed image block. Without an
+// mmproj the request is skipped, not primed as text.
+TEST(ImageRuns, MigrationWarmupPrimesRequestsWithTheirImages) {
+    MB_REQUIRE_MM_DATA();
+    std::vector<WorkloadRequest> requests = buildWorkload(plainWithImages(2, 0), kSpace);
+    ASSERT_EQ(requests.size(), 2u);
+    auto session = engine::Session::start(lm.string(), engine::Profile::fast());
+    const WarmupResult w = warmUp(*session, {requests[0]}, mmproj.string(), lm.string(), 1);
+    EXPECT_EQ(w.primedPrompts, 1);
+    EXPECT_EQ(w.imagePrompts, 1);
+    EXPECT_EQ(w.imagePromptsSkipped, 0);
+    EXPECT_TRUE(w.reloadRefused) << w.reloadMessage;
+    EXPECT_GT(w.cachedBytes, 0u);
+
+    auto clip = std::make_shared<const engine::ClipModel>(engine::ClipModel::load(mmproj.string()));
+    ImageTarget target(std::make_unique<EmbeddedTarget>(std::move(session), "t"), clip, 256, 1);
+    Events ev;
+    for (size_t i = 0; i < 2; ++i) {
+        engine::InferenceRequest req;
+        req.prompt = requests[i].prompt;
+        req.maxTokens = 2;
+        const engine::RequestEvent got = ev.wait(target.submitImages(req, requests[i].images, ev.sink()));
+        ASSERT_EQ(got.status, engine::FinishStatus::Ok) << got.error;
+        // BOS + 16 image positions + 8 text: one full block, BOS and the image's first 15 rows.
+        EXPECT_EQ(got.cachedTokens, i == 0 ? 16 : 0) << "request " << i << " (only the first was primed)";
+    }
+
+    auto noEncoder = engine::Session::start(lm.string(), engine::Profile::fast());
+    const WarmupResult skipped = warmUp(*noEncoder, requests, "", lm.string(), 1);
+    EXPECT_EQ(skipped.primedPrompts, 0);
+    EXPECT_EQ(skipped.imagePromptsSkipped, 2);
 }
 
 TEST(ImageRuns, BadImagesFailBeforeTheRunOrAsOneRequest) {
