@@ -55,6 +55,13 @@ float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
 void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+// kquant_tiles_avx512.cpp (vpdpwssd, as above).
+float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
+float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
+float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
+void tileQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 } // namespace avx512
 
 } // namespace mb::kernels

@@ -10,6 +10,7 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/kquant_scales_simd.h"
 
 #include <immintrin.h>
 
@@ -79,21 +80,6 @@ void rowQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
         }
     }
     for (int t = 0; t < NT; ++t) y[t * ldy] = hsum(acc[t]) - hsum(accMin[t]);
-}
-
-// Q3_K's 16 6-bit scales minus 32 as int16 lanes: low 4 bits from the nibbles of bytes 0-7 (low
-// nibbles for scales 0-7, high for 8-15), high 2 bits of scale 4g + i from byte 8 + i at bit 2g.
-inline __m256i scalesQ3_K(const uint8_t* q) {
-    const __m128i lo8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(lo8, nibble), _mm_and_si128(_mm_srli_epi16(lo8, 4), nibble));
-    uint32_t c = 0;
-    std::memcpy(&c, q + 8, 4);
-    const __m128i high = _mm_setr_epi32(static_cast<int>(c & 0x03030303u), static_cast<int>((c >> 2) & 0x03030303u),
-                                        static_cast<int>((c >> 4) & 0x03030303u),
-                                        static_cast<int>((c >> 6) & 0x03030303u));
-    const __m128i sc = _mm_or_si128(low, _mm_slli_epi16(high, 4)); // bytes <= 63: the shift stays in its byte
-    return _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc), _mm256_set1_epi16(32));
 }
 
 // Q3_K for NT tokens: q + 4 = 2 low bits | high bit << 2, in 0..7; the 4 * sum(x) comes off

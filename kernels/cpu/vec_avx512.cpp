@@ -51,6 +51,12 @@ VecKernels makeTable() {
     k.tileQ4_K = avx512::tileQ4_K;
     k.tileQ5_K = avx512::tileQ5_K;
     k.tileQ6_K = avx512::tileQ6_K;
+    k.dotQ2_K = avx512::dotQ2_K;
+    k.dotQ3_K = avx512::dotQ3_K;
+    k.dotIq4Xs = avx512::dotIq4Xs;
+    k.tileQ2_K = avx512::tileQ2_K;
+    k.tileQ3_K = avx512::tileQ3_K;
+    k.tileIq4Xs = avx512::tileIq4Xs;
     k.dotQ4_1 = legacyDotOfGemm<avx512::gemmQ4_1, BlockQ4_1>;
     k.dotQ5_0 = legacyDotOfGemm<avx512::gemmQ5_0, BlockQ5_0>;
     k.dotQ5_1 = legacyDotOfGemm<avx512::gemmQ5_1, BlockQ5_1>;
