@@ -19,11 +19,11 @@ inline __m256i scalesQ3_K(const uint8_t* q) {
     const __m128i lo8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
     const __m128i nibble = _mm_set1_epi8(0x0F);
     const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(lo8, nibble), _mm_and_si128(_mm_srli_epi16(lo8, 4), nibble));
-    uint32_t c = 0;
+    int32_t c = 0;
     std::memcpy(&c, q + 8, 4);
-    const __m128i high = _mm_setr_epi32(static_cast<int>(c & 0x03030303u), static_cast<int>((c >> 2) & 0x03030303u),
-                                        static_cast<int>((c >> 4) & 0x03030303u),
-                                        static_cast<int>((c >> 6) & 0x03030303u));
+    // Dword g: c >> 2g, so its byte i holds scale 4g + i's high bits at bits 0-1.
+    const __m128i high = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(c), _mm_setr_epi32(0, 2, 4, 6)),
+                                       _mm_set1_epi8(3));
     const __m128i sc = _mm_or_si128(low, _mm_slli_epi16(high, 4)); // bytes <= 63: the shift stays in its byte
     return _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc), _mm256_set1_epi16(32));
 }

@@ -42,8 +42,9 @@ template <class Block>
 void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
              int64_t n, float* y, int64_t r0, int64_t r1, KTile<Block> tile = nullptr) {
     const int64_t nb = w.cols / kSuperBlockSize;
+    const auto* rows = reinterpret_cast<const Block*>(w.row(0));
     for (int64_t r = r0; r < r1; ++r) {
-        const auto* row = reinterpret_cast<const Block*>(w.row(r));
+        const Block* row = rows + r * nb;
         int64_t t = 0;
         if (tile)
             for (; t + kKTileTokens <= n; t += kKTileTokens) tile(row, xk + t * nb, nb, nb, y + t * w.rows + r, w.rows);
