@@ -20,12 +20,14 @@ constexpr int64_t kRowGrain = 48;
 // product runs on fewer threads (tiny models run on the caller's thread alone).
 constexpr int64_t kMinMacsPerUnit = 64 * 1024;
 // The types whose kernels multiply Q8_0 activations (integer dot products), and those of them
-// that also read the activation block sums (their values have a min: q * d + m).
+// that also read the activation blocks' Q8Sums (activationSums).
 bool takesQ8Activations(TensorType t) {
     return t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q5_0 ||
            t == TensorType::Q5_1 || t == TensorType::IQ4_NL;
 }
-bool takesQ8Sums(TensorType t) { return t == TensorType::Q4_1 || t == TensorType::Q5_1; }
+bool takesQ8Sums(TensorType t) {
+    return t == TensorType::Q4_1 || t == TensorType::Q5_0 || t == TensorType::Q5_1 || t == TensorType::IQ4_NL;
+}
 
 // The types whose kernels multiply Q8_K activations (kernels/cpu/kquant_dot.h).
 bool takesQ8KActivations(TensorType t) {
@@ -78,7 +80,7 @@ struct QuantisedX {
     const BlockQ8_0* blocks = nullptr;
     const int32_t* bias = nullptr;
     const float* scale = nullptr;
-    const float* sums = nullptr;        // activationSums of the Q8_0 blocks, for Q4_1 and Q5_1
+    const Q8Sums* sums = nullptr;       // activationSums of the Q8_0 blocks (Q4_1, Q5_0, Q5_1, IQ4_NL)
     const BlockQ8_K* kblocks = nullptr; // Q8_K rows for k-quant weights
     bool f32Activations = false;        // every quantised matrix as dequantised rows
 };
@@ -134,13 +136,13 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         k.gemmQ4_1(reinterpret_cast<const BlockQ4_1*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q5_0:
-        k.gemmQ5_0(reinterpret_cast<const BlockQ5_0*>(w.row(r0)), nb, xq, nullptr, nb, nb, rows, n, ys, w.rows);
+        k.gemmQ5_0(reinterpret_cast<const BlockQ5_0*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q5_1:
         k.gemmQ5_1(reinterpret_cast<const BlockQ5_1*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::IQ4_NL:
-        k.gemmIq4Nl(reinterpret_cast<const BlockIq4Nl*>(w.row(r0)), nb, xq, nullptr, nb, nb, rows, n, ys, w.rows);
+        k.gemmIq4Nl(reinterpret_cast<const BlockIq4Nl*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1, k.tileQ2_K); break;
     case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1, k.tileQ3_K); break;
@@ -153,8 +155,9 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
 }
 
 // Quantised weights multiply activations quantised once for all matrices of the call: to Q8_0
-// (with the Q8_0 panels' block sums and scales, and Q4_1/Q5_1's activationSums, made in the same
-// pass) and, for k-quant weights, to Q8_K. Nothing when the caller asked for F32 activations.
+// (with the Q8_0 panels' block sums and scales and the other 32-element formats' activationSums,
+// made in the same pass) and, for k-quant weights, to Q8_K. Nothing when the caller asked for
+// F32 activations.
 QuantisedX quantiseActivations(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, int64_t n,
                                ThreadPool* pool, MatmulScratch& scratch) {
     QuantisedX q;

@@ -41,7 +41,7 @@ struct MatmulScratch {
     std::vector<BlockQ8_K> xk; // for k-quant weights
     std::vector<int32_t> xbias; // prepareQ8Panels of xq, for Q8_0 panels
     std::vector<float> xscale;
-    std::vector<float> xsum; // activationSums of xq, for Q4_1 and Q5_1 weights
+    std::vector<Q8Sums> xsum; // activationSums of xq, for Q4_1, Q5_0, Q5_1 and IQ4_NL weights
 };
 
 // y[t, r] = sum_k x[t, k] * W[r, k] for t in [0, n), r in [0, W.rows).

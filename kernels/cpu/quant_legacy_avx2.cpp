@@ -4,7 +4,8 @@
 // bits spread by vpshufb + vpcmpeqb, IQ4_NL's levels by vpshufb from the table) and multiplied by
 // each token of the tile: vpmaddubsw (unsigned Q4_1/Q5_1 values as they are; the signed Q5_0 and
 // IQ4_NL values as |w| times x carrying w's sign), vpmaddwd with ones into 8 exact int32 lanes,
-// converted and added with scale dw * dx; the min term mw * xs goes into lane 0 by one more FMA.
+// converted and added with scale dw * dx (dx from the activations' Q8Sums); the min term
+// mw * xs.s goes into lane 0 by one more FMA.
 // Each output has one accumulator and the same instructions in every tile shape, so the 1 x 1
 // tile (the single dot) and every larger tile agree bit for bit.
 #include "kernels/cpu/quant_legacy.h"
@@ -69,9 +70,9 @@ template <> struct Format<BlockIq4Nl> {
 };
 
 // One R x T tile. Per (row, token, block) the exact int32 lanes of the products, then
-// acc = fma(dw * dx, lanes, acc) and, with a min, acc = fma(mw, (xs, 0, ..., 0), acc).
+// acc = fma(dw * dx, lanes, acc) and, with a min, acc = fma(mw, (xs.s, 0, ..., 0), acc).
 template <class WB, int R, int T>
-void tile(const WB* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb, float* y,
+void tile(const WB* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb, float* y,
           int64_t ldy) {
     using F = Format<WB>;
     __m256 acc[R][T];
@@ -87,8 +88,8 @@ void tile(const WB* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t
             for (int p = 0; p < kStepBytes; p += 64) _mm_prefetch(next + b * kStepBytes + p, _MM_HINT_T0);
         __m256 dx[T], sx[T];
         for (int t = 0; t < T; ++t) {
-            dx[t] = broadcastHalf(x[t * ldx + b].d);
-            if constexpr (F::kMin) sx[t] = _mm256_zextps128_ps256(_mm_load_ss(xs + t * ldx + b));
+            dx[t] = _mm256_broadcast_ss(&xs[t * ldx + b].d);
+            if constexpr (F::kMin) sx[t] = _mm256_zextps128_ps256(_mm_load_ss(&xs[t * ldx + b].s));
         }
         for (int r = 0; r < R; ++r) {
             const WB& wb = w[r * ldw + b];
@@ -109,7 +110,7 @@ void tile(const WB* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t
 }
 
 template <class W, int R, int T> struct Tile {
-    static void run(const W* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb, float* y,
+    static void run(const W* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb, float* y,
                     int64_t ldy) {
         tile<W, R, T>(w, ldw, x, xs, ldx, nb, y, ldy);
     }
@@ -120,7 +121,7 @@ template <class W, int R, int T> struct Tile {
 constexpr int kRows[kMaxT] = {4, 3, 2, 2, 1, 1};
 
 template <class W>
-void gemm(const W* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb, int64_t rows,
+void gemm(const W* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb, int64_t rows,
           int64_t tokens, float* y, int64_t ldy) {
     static constexpr auto kTiles = legacyTileTable<W, Tile>();
     legacyPanel(kTiles, kRows, w, ldw, x, xs, ldx, nb, rows, tokens, y, ldy);
@@ -128,22 +129,22 @@ void gemm(const W* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t 
 
 } // namespace
 
-void gemmQ4_1(const BlockQ4_1* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb,
+void gemmQ4_1(const BlockQ4_1* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     gemm(w, ldw, x, xs, ldx, nb, rows, tokens, y, ldy);
 }
 
-void gemmQ5_0(const BlockQ5_0* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb,
+void gemmQ5_0(const BlockQ5_0* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     gemm(w, ldw, x, xs, ldx, nb, rows, tokens, y, ldy);
 }
 
-void gemmQ5_1(const BlockQ5_1* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb,
+void gemmQ5_1(const BlockQ5_1* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
               int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     gemm(w, ldw, x, xs, ldx, nb, rows, tokens, y, ldy);
 }
 
-void gemmIq4Nl(const BlockIq4Nl* w, int64_t ldw, const BlockQ8_0* x, const float* xs, int64_t ldx, int64_t nb,
+void gemmIq4Nl(const BlockIq4Nl* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
                int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     gemm(w, ldw, x, xs, ldx, nb, rows, tokens, y, ldy);
 }

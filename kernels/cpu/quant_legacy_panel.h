@@ -12,7 +12,7 @@ namespace { // NOLINT(google-build-namespaces, cert-dcl59-cpp): see gemm_panel.h
 // One tile: y[t * ldy + r] for r < R, t < T; weight rows ldw blocks apart, activation rows
 // (blocks and sums) ldx apart, nb blocks per row.
 template <class W>
-using LegacyTileFn = void (*)(const W*, int64_t, const BlockQ8_0*, const float*, int64_t, int64_t, float*, int64_t);
+using LegacyTileFn = void (*)(const W*, int64_t, const BlockQ8_0*, const Q8Sums*, int64_t, int64_t, float*, int64_t);
 template <class W>
 using LegacyTileTable = std::array<std::array<LegacyTileFn<W>, kMaxR>, kMaxT>;
 
@@ -28,10 +28,10 @@ constexpr LegacyTileTable<W> legacyTileTable() {
 }
 
 // gemm_panel.h's panel(): rows in blocks of about kBlockBytes, tokens in the fewest, most even
-// tiles, rowsPerTile[T - 1] rows per tile of T tokens. xs may be nullptr (formats without a min).
+// tiles, rowsPerTile[T - 1] rows per tile of T tokens.
 template <class W>
 void legacyPanel(const LegacyTileTable<W>& table, const int* rowsPerTile, const W* w, int64_t ldw, const BlockQ8_0* x,
-                 const float* xs, int64_t ldx, int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
+                 const Q8Sums* xs, int64_t ldx, int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     if (rows <= 0 || tokens <= 0) return;
     const int64_t rowBytes = std::max<int64_t>(1, nb * static_cast<int64_t>(sizeof(W)));
     const int64_t block = tokens <= kMaxT ? rows : std::max<int64_t>(24, kBlockBytes / rowBytes / 24 * 24);
@@ -45,7 +45,7 @@ void legacyPanel(const LegacyTileTable<W>& table, const int* rowsPerTile, const 
             for (int64_t r0 = b0; r0 < b1; r0 += rowTile) {
                 const int64_t R = std::min(rowTile, b1 - r0);
                 table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
-                    w + r0 * ldw, ldw, x + t0 * ldx, xs ? xs + t0 * ldx : nullptr, ldx, nb, y + t0 * ldy + r0, ldy);
+                    w + r0 * ldw, ldw, x + t0 * ldx, xs + t0 * ldx, ldx, nb, y + t0 * ldy + r0, ldy);
             }
         }
     }
@@ -54,7 +54,7 @@ void legacyPanel(const LegacyTileTable<W>& table, const int* rowsPerTile, const 
 // A single dot as the 1 x 1 tile of a gemm (VecKernels::gemmQ4_1's signature), so a dot and
 // every tile holding that row and token agree bit for bit.
 template <auto Gemm, class W>
-float legacyDotOfGemm(const W* w, const BlockQ8_0* x, const float* xs, int64_t nb) {
+float legacyDotOfGemm(const W* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb) {
     float y;
     Gemm(w, 0, x, xs, 0, nb, 1, 1, &y, 1);
     return y;

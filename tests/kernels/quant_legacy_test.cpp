@@ -56,7 +56,7 @@ std::vector<float> randomFloats(size_t n, uint32_t seed) {
     return x;
 }
 
-float dotOf(const VecKernels& k, TensorType t, const void* w, const BlockQ8_0* x, const float* xs, int64_t nb) {
+float dotOf(const VecKernels& k, TensorType t, const void* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb) {
     switch (t) {
     case TensorType::Q4_1: return k.dotQ4_1(static_cast<const BlockQ4_1*>(w), x, xs, nb);
     case TensorType::Q5_0: return k.dotQ5_0(static_cast<const BlockQ5_0*>(w), x, xs, nb);
@@ -66,7 +66,7 @@ float dotOf(const VecKernels& k, TensorType t, const void* w, const BlockQ8_0* x
     }
 }
 
-void gemmOf(const VecKernels& k, TensorType t, const void* w, int64_t ldw, const BlockQ8_0* x, const float* xs,
+void gemmOf(const VecKernels& k, TensorType t, const void* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs,
             int64_t ldx, int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     switch (t) {
     case TensorType::Q4_1: k.gemmQ4_1(static_cast<const BlockQ4_1*>(w), ldw, x, xs, ldx, nb, rows, tokens, y, ldy); break;
@@ -82,7 +82,7 @@ void gemmOf(const VecKernels& k, TensorType t, const void* w, int64_t ldw, const
 // Activations of `tokens` rows of nb blocks, ldx blocks apart, quantised by the table, and their sums.
 struct Activations {
     std::vector<BlockQ8_0> q;
-    std::vector<float> sums;
+    std::vector<Q8Sums> sums;
     Activations(const VecKernels& k, const std::vector<float>& x, int64_t tokens, int64_t nb, int64_t ldx)
         : q(static_cast<size_t>(tokens * ldx)), sums(q.size()) {
         for (int64_t t = 0; t < tokens; ++t) {
