@@ -129,6 +129,15 @@ struct BlockQ8_K {
 };
 static_assert(sizeof(BlockQ8_K) == 292);
 
+// Per Q8_0 activation block, what the Q4_1, Q5_0, Q5_1 and IQ4_NL products read besides its
+// bytes (activationSums, kernels/cpu/quant_legacy.h): the block's F16 scale as F32, and that
+// scale times the sum of its 32 values (exact in F32: at most 13 bits times an F16's 11).
+// Made once per token and product, not stored in files.
+struct Q8Sums {
+    float d;
+    float s;
+};
+
 // IQ4_XS: 8 sub-blocks of 32 as IQ4_NL with 6-bit scales (offset 32): low 4 bits in
 // scalesL[s / 2] (nibble s % 2), high 2 bits in scalesH at bit 2 * s. 136 bytes.
 struct BlockIq4Xs {

@@ -60,72 +60,7 @@ const __m256i* pairMasks() {
     return masks;
 }
 
-// The 2-bit layout shared by Q2_K and Q3_K: for each half of 128 elements one 32-byte load, its
-// four bit pairs the sub-blocks (8 hf + 2j, 8 hf + 2j + 1), scaled by sc16 (16 int16 scales),
-// plus Q3_K's high bit (hmask) as 4.
-template <bool kHigh>
-inline __m256i twoBitDot(const uint8_t* qs, const uint8_t* hmask, __m256i sc16, const int8_t* x) {
-    const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-    const __m256i* masks = pairMasks();
-    const __m256i hm = kHigh ? load(hmask) : _mm256_setzero_si256();
-    __m256i sum = _mm256_setzero_si256();
-    for (int hf = 0; hf < 2; ++hf) {
-        const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, hf == 0 ? 0x00 : 0x11);
-        const __m256i q = load(qs + hf * 32);
-        for (int j = 0; j < 4; ++j) {
-            __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
-            if constexpr (kHigh)
-                v = _mm256_or_si256(v, _mm256_and_si256(hasBit(hm, static_cast<uint8_t>(1u << (hf * 4 + j))), four));
-            sum = _mm256_add_epi32(sum, scaledDot(v, load(x + hf * 128 + j * 32), _mm256_shuffle_epi8(lane, masks[j])));
-        }
-    }
-    return sum;
-}
 } // namespace
-
-float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb) {
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps(), accMin = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].scales));
-        const __m256i sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, nibble));
-        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), nibble));
-        const __m256i sum = twoBitDot<false>(w[b].qs, nullptr, sc16, x[b].qs);
-        const __m256i minSum = _mm256_madd_epi16(mn16, load(x[b].bsums));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
-        accMin = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].dmin)), _mm256_cvtepi32_ps(minSum), accMin);
-    }
-    return hsum(acc) - hsum(accMin);
-}
-
-namespace {
-// Q3_K's 16 6-bit scales minus 32 as int16 lanes: low 4 bits from the nibbles of bytes 0-7 (low
-// nibbles for scales 0-7, high for 8-15), high 2 bits of scale 4g + i from byte 8 + i at bit 2g.
-inline __m256i scalesQ3_K(const uint8_t* q) {
-    const __m128i lo8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(lo8, nibble), _mm_and_si128(_mm_srli_epi16(lo8, 4), nibble));
-    uint32_t c = 0;
-    std::memcpy(&c, q + 8, 4);
-    const __m128i high = _mm_setr_epi32(static_cast<int>(c & 0x03030303u), static_cast<int>((c >> 2) & 0x03030303u),
-                                        static_cast<int>((c >> 4) & 0x03030303u),
-                                        static_cast<int>((c >> 6) & 0x03030303u));
-    const __m128i sc = _mm_or_si128(low, _mm_slli_epi16(high, 4)); // bytes <= 63: the shift stays in its byte
-    return _mm256_sub_epi16(_mm256_cvtepu8_epi16(sc), _mm256_set1_epi16(32));
-}
-} // namespace
-
-float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb) {
-    // q + 4 = 2 low bits | high bit << 2, in 0..7; the 4 * sum(x) comes off through bsums.
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        const __m256i sc16 = scalesQ3_K(w[b].scales);
-        const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b].bsums)), 2);
-        const __m256i sum = _mm256_sub_epi32(twoBitDot<true>(w[b].qs, w[b].hmask, sc16, x[b].qs), offset);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
-    }
-    return hsum(acc);
-}
 
 namespace {
 // Q4_K and Q5_K's 8 scales and 8 mins (6 bits each, kernels/quant_blocks.h) as 16 int16 lanes:
@@ -277,27 +212,6 @@ void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, f
     rowQ6_K<kKTileTokens>(w, x, ldx, nb, y, ldy);
 }
 
-float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb) {
-    // The levels by table lookup (vpshufb), then |level| times x with level's sign (vpsignb).
-    const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4NlValues));
-    const __m256i levels = _mm256_set_m128i(table, table), low = _mm256_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-        __m256i sum = _mm256_setzero_si256();
-        for (int sb = 0; sb < 8; ++sb) {
-            const int ls = ((w[b].scalesL[sb / 2] >> (4 * (sb % 2))) & 0xF) | (((w[b].scalesH >> (2 * sb)) & 3) << 4);
-            const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs + sb * 16));
-            const __m256i idx = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low);
-            const __m256i v = _mm256_shuffle_epi8(levels, idx);
-            const __m256i xs = _mm256_sign_epi8(load(x[b].qs + sb * 32), v);
-            const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), xs);
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<short>(ls - 32))));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[b].d * half(w[b].d)), _mm256_cvtepi32_ps(sum), acc);
-    }
-    return hsum(acc);
-}
-
 void quantizeQ8_K(const float* src, BlockQ8_K* y, int64_t n) {
     const __m256 signBit = _mm256_set1_ps(-0.0f);
     for (int64_t b = 0; b < n / kSuperBlockSize; ++b, src += kSuperBlockSize) {
@@ -341,12 +255,9 @@ void quantizeQ8_K(const float* src, BlockQ8_K* y, int64_t n) {
 #else // compiler without the flags: the AVX2 table does not exist, nothing calls these
 
 namespace mb::kernels::avx2 {
-float dotQ2_K(const BlockQ2_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
-float dotQ3_K(const BlockQ3_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
 float dotQ4_K(const BlockQ4_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
 float dotQ5_K(const BlockQ5_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
 float dotQ6_K(const BlockQ6_K*, const BlockQ8_K*, int64_t) { return 0.0f; }
-float dotIq4Xs(const BlockIq4Xs*, const BlockQ8_K*, int64_t) { return 0.0f; }
 void quantizeQ8_K(const float*, BlockQ8_K*, int64_t) {}
 void tileQ4_K(const BlockQ4_K*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t) {}
 void tileQ5_K(const BlockQ5_K*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t) {}

@@ -1,5 +1,6 @@
 // Dot products of k-quant (and IQ4_XS) weight rows with Q8_K activation rows: the portable
-// reference (kquant_portable.cpp), the AVX2 versions (kquant_avx2.cpp) and AVX-512's (kquant_avx512.cpp).
+// reference (kquant_portable.cpp), the AVX2 versions (kquant_avx2.cpp: Q4_K, Q5_K, Q6_K;
+// kquant_tiles_avx2.cpp: Q2_K, Q3_K, IQ4_XS) and AVX-512's (kquant_avx512.cpp).
 #pragma once
 
 #include "kernels/tensor_type.h"
@@ -38,6 +39,9 @@ float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
 void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 // quantizeRowQ8_K's blocks (the same bits), 8 lanes at a time.
 void quantizeQ8_K(const float* x, BlockQ8_K* y, int64_t n);
 } // namespace avx2
@@ -51,6 +55,13 @@ float dotQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t nb);
 void tileQ4_K(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ5_K(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 void tileQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+// kquant_tiles_avx512.cpp (vpdpwssd, as above).
+float dotQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t nb);
+float dotQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t nb);
+float dotIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t nb);
+void tileQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+void tileIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
 } // namespace avx512
 
 } // namespace mb::kernels

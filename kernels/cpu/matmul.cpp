@@ -3,6 +3,7 @@
 
 #include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/panels.h"
+#include "kernels/cpu/quant_legacy.h"
 #include "kernels/cpu/vec.h"
 
 #include <algorithm>
@@ -18,8 +19,15 @@ constexpr int64_t kRowGrain = 48;
 // Waking a thread costs microseconds; below this many multiply-adds per unit of work the
 // product runs on fewer threads (tiny models run on the caller's thread alone).
 constexpr int64_t kMinMacsPerUnit = 64 * 1024;
-// The types whose kernels multiply Q8_0 activations (integer dot products).
-bool takesQ8Activations(TensorType t) { return t == TensorType::Q8_0 || t == TensorType::Q4_0; }
+// The types whose kernels multiply Q8_0 activations (integer dot products), and those of them
+// that also read the activation blocks' Q8Sums (activationSums).
+bool takesQ8Activations(TensorType t) {
+    return t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::Q4_1 || t == TensorType::Q5_0 ||
+           t == TensorType::Q5_1 || t == TensorType::IQ4_NL;
+}
+bool takesQ8Sums(TensorType t) {
+    return t == TensorType::Q4_1 || t == TensorType::Q5_0 || t == TensorType::Q5_1 || t == TensorType::IQ4_NL;
+}
 
 // The types whose kernels multiply Q8_K activations (kernels/cpu/kquant_dot.h).
 bool takesQ8KActivations(TensorType t) {
@@ -36,8 +44,9 @@ template <class Block>
 void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const WeightMatrix& w, const BlockQ8_K* xk,
              int64_t n, float* y, int64_t r0, int64_t r1, KTile<Block> tile = nullptr) {
     const int64_t nb = w.cols / kSuperBlockSize;
+    const auto* rows = reinterpret_cast<const Block*>(w.row(0));
     for (int64_t r = r0; r < r1; ++r) {
-        const auto* row = reinterpret_cast<const Block*>(w.row(r));
+        const Block* row = rows + r * nb;
         int64_t t = 0;
         if (tile)
             for (; t + kKTileTokens <= n; t += kKTileTokens) tile(row, xk + t * nb, nb, nb, y + t * w.rows + r, w.rows);
@@ -45,11 +54,11 @@ void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const Weight
     }
 }
 
-// Types without a kernel of their own in any table (the other GGUF block formats): each row is
-// dequantised to F32 once (ggml's to_float bits, the table's toFloat) and multiplied by every
-// token with the table's F32 tile of one row, so an output is the same bits as a single
-// dotF32 of the dequantised row, whatever the thread split or batch. Reads the stored bytes
-// (the memory traffic of the file's type) at the cost of a dequantisation per row and call.
+// Any quantised matrix with F32 activations (MatmulScratch::f32Activations), and Q8_K (the
+// activations' type, which has no dot as weights): each row is dequantised to F32 once (ggml's
+// to_float bits, the table's toFloat) and multiplied by every token with the table's F32 tile of
+// one row, so an output is the same bits as a single dotF32 of the dequantised row, whatever the
+// thread split or batch.
 void dequantisedRows(const VecKernels& k, const WeightMatrix& w, const float* x, int64_t n, float* y, int64_t r0,
                      int64_t r1) {
     thread_local std::vector<float> row;
@@ -71,6 +80,7 @@ struct QuantisedX {
     const BlockQ8_0* blocks = nullptr;
     const int32_t* bias = nullptr;
     const float* scale = nullptr;
+    const Q8Sums* sums = nullptr;       // activationSums of the Q8_0 blocks (Q4_1, Q5_0, Q5_1, IQ4_NL)
     const BlockQ8_K* kblocks = nullptr; // Q8_K rows for k-quant weights
     bool f32Activations = false;        // every quantised matrix as dequantised rows
 };
@@ -122,23 +132,32 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         }
         k.gemmQ4_0(reinterpret_cast<const BlockQ4_0*>(w.row(r0)), nb, xq, nb, nb, rows, n, ys, w.rows);
         break;
-    case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1); break;
+    case TensorType::Q4_1:
+        k.gemmQ4_1(reinterpret_cast<const BlockQ4_1*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
+        break;
+    case TensorType::Q5_0:
+        k.gemmQ5_0(reinterpret_cast<const BlockQ5_0*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
+        break;
+    case TensorType::Q5_1:
+        k.gemmQ5_1(reinterpret_cast<const BlockQ5_1*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
+        break;
+    case TensorType::IQ4_NL:
+        k.gemmIq4Nl(reinterpret_cast<const BlockIq4Nl*>(w.row(r0)), nb, xq, q.sums, nb, nb, rows, n, ys, w.rows);
+        break;
+    case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1, k.tileQ2_K); break;
+    case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1, k.tileQ3_K); break;
     case TensorType::Q4_K: dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1, k.tileQ4_K); break;
     case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1, k.tileQ5_K); break;
     case TensorType::Q6_K: dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1, k.tileQ6_K); break;
-    case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1); break;
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_K:
-    case TensorType::IQ4_NL: dequantisedRows(k, w, x, n, y, r0, r1); break;
+    case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1, k.tileIq4Xs); break;
+    case TensorType::Q8_K: dequantisedRows(k, w, x, n, y, r0, r1); break; // activations' type, not in files
     }
 }
 
 // Quantised weights multiply activations quantised once for all matrices of the call: to Q8_0
-// (with the Q8_0 panels' block sums and scales, made in the same pass) and, for k-quant
-// weights, to Q8_K. Nothing when the caller asked for F32 activations.
+// (with the Q8_0 panels' block sums and scales and the other 32-element formats' activationSums,
+// made in the same pass) and, for k-quant weights, to Q8_K. Nothing when the caller asked for
+// F32 activations.
 QuantisedX quantiseActivations(const VecKernels& k, std::span<const WeightMatrix> ws, const float* x, int64_t n,
                                ThreadPool* pool, MatmulScratch& scratch) {
     QuantisedX q;
@@ -159,14 +178,18 @@ QuantisedX quantiseActivations(const VecKernels& k, std::span<const WeightMatrix
                                 (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0));
         });
         if (prepare && scratch.xbias.size() < size) scratch.xbias.resize(size), scratch.xscale.resize(size);
+        const bool sums = any([](const WeightMatrix& w) { return takesQ8Sums(w.type); });
+        if (sums && scratch.xsum.size() < size) scratch.xsum.resize(size);
         BlockQ8_0* out = scratch.xq.data();
         perToken([&](int64_t t0, int64_t t1) {
             for (int64_t t = t0; t < t1; ++t) k.quantizeQ8_0(x + t * K, out + t * nb, K);
             if (prepare)
                 prepareQ8Panels(out + t0 * nb, nb, t1 - t0, nb, scratch.xbias.data() + t0 * nb,
                                 scratch.xscale.data() + t0 * nb);
+            if (sums) activationSums(out + t0 * nb, (t1 - t0) * nb, scratch.xsum.data() + t0 * nb);
         });
         q.blocks = out;
+        if (sums) q.sums = scratch.xsum.data();
         if (prepare) {
             q.bias = scratch.xbias.data();
             q.scale = scratch.xscale.data();

@@ -41,12 +41,14 @@ struct MatmulScratch {
     std::vector<BlockQ8_K> xk; // for k-quant weights
     std::vector<int32_t> xbias; // prepareQ8Panels of xq, for Q8_0 panels
     std::vector<float> xscale;
+    std::vector<Q8Sums> xsum; // activationSums of xq, for Q4_1, Q5_0, Q5_1 and IQ4_NL weights
 };
 
 // y[t, r] = sum_k x[t, k] * W[r, k] for t in [0, n), r in [0, W.rows).
 // x: (n, W.cols) F32 row-major; y: (n, W.rows) F32 row-major, ld = W.rows.
-// Q8_0 and Q4_0 weights multiply activations quantised to Q8_0 with integer dot
-// products; float weights multiply F32 activations. Rows of W are split across the
+// The 32-element formats (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) multiply activations quantised
+// to Q8_0, the k-quants and IQ4_XS activations quantised to Q8_K, with integer dot products;
+// float weights multiply F32 activations. Rows of W are split across the
 // pool's threads; each thread runs register-tiled kernels (several rows x several tokens
 // per tile) with its slice of rows held in cache, so a weight row is read from memory once
 // for all n tokens, which is what makes prefill and batched decode cheaper per token than

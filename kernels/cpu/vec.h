@@ -132,6 +132,26 @@ struct VecKernels {
     void (*tileQ4_K)(const BlockQ4_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
     void (*tileQ5_K)(const BlockQ5_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
     void (*tileQ6_K)(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    void (*tileQ2_K)(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    void (*tileQ3_K)(const BlockQ3_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    void (*tileIq4Xs)(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y, int64_t ldy);
+    // The other 32-element formats against Q8_0 activations (kernels/cpu/quant_legacy.h): dots and
+    // register-tiled products as dotQ4_0 and gemmQ4_0, with one more input, xs: per activation
+    // block its scale as F32 and that times the sum of its values (activationSums; Q4_1 and
+    // Q5_1's mins read the sums), ldx apart as the blocks. Every gemm output is the bits of this
+    // table's dot of that row and token. Never nullptr.
+    float (*dotQ4_1)(const BlockQ4_1* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb);
+    float (*dotQ5_0)(const BlockQ5_0* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb);
+    float (*dotQ5_1)(const BlockQ5_1* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb);
+    float (*dotIq4Nl)(const BlockIq4Nl* w, const BlockQ8_0* x, const Q8Sums* xs, int64_t nb);
+    void (*gemmQ4_1)(const BlockQ4_1* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
+                     int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmQ5_0)(const BlockQ5_0* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
+                     int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmQ5_1)(const BlockQ5_1* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
+                     int64_t rows, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmIq4Nl)(const BlockIq4Nl* w, int64_t ldw, const BlockQ8_0* x, const Q8Sums* xs, int64_t ldx, int64_t nb,
+                      int64_t rows, int64_t tokens, float* y, int64_t ldy);
 };
 
 const VecKernels& portableVecKernels();

@@ -3,6 +3,8 @@
 #include "kernels/cpu/gemm_avx2.h"
 #include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/kquant_dot.h"
+#include "kernels/cpu/quant_legacy.h"
+#include "kernels/cpu/quant_legacy_panel.h"
 #include "kernels/cpu/vec.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -206,7 +208,18 @@ const VecKernels kAvx2{"avx2",
                        avx2::dotIq4Xs,
                        avx2::tileQ4_K,
                        avx2::tileQ5_K,
-                       avx2::tileQ6_K};
+                       avx2::tileQ6_K,
+                       avx2::tileQ2_K,
+                       avx2::tileQ3_K,
+                       avx2::tileIq4Xs,
+                       legacyDotOfGemm<avx2::gemmQ4_1, BlockQ4_1>,
+                       legacyDotOfGemm<avx2::gemmQ5_0, BlockQ5_0>,
+                       legacyDotOfGemm<avx2::gemmQ5_1, BlockQ5_1>,
+                       legacyDotOfGemm<avx2::gemmIq4Nl, BlockIq4Nl>,
+                       avx2::gemmQ4_1,
+                       avx2::gemmQ5_0,
+                       avx2::gemmQ5_1,
+                       avx2::gemmIq4Nl};
 
 } // namespace
 

@@ -3,6 +3,8 @@
 #include "kernels/cpu/gemm_avx512.h"
 #include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/kquant_dot.h"
+#include "kernels/cpu/quant_legacy.h"
+#include "kernels/cpu/quant_legacy_panel.h"
 #include "kernels/cpu/vec.h"
 
 namespace mb::kernels {
@@ -49,6 +51,20 @@ VecKernels makeTable() {
     k.tileQ4_K = avx512::tileQ4_K;
     k.tileQ5_K = avx512::tileQ5_K;
     k.tileQ6_K = avx512::tileQ6_K;
+    k.dotQ2_K = avx512::dotQ2_K;
+    k.dotQ3_K = avx512::dotQ3_K;
+    k.dotIq4Xs = avx512::dotIq4Xs;
+    k.tileQ2_K = avx512::tileQ2_K;
+    k.tileQ3_K = avx512::tileQ3_K;
+    k.tileIq4Xs = avx512::tileIq4Xs;
+    k.dotQ4_1 = legacyDotOfGemm<avx512::gemmQ4_1, BlockQ4_1>;
+    k.dotQ5_0 = legacyDotOfGemm<avx512::gemmQ5_0, BlockQ5_0>;
+    k.dotQ5_1 = legacyDotOfGemm<avx512::gemmQ5_1, BlockQ5_1>;
+    k.dotIq4Nl = legacyDotOfGemm<avx512::gemmIq4Nl, BlockIq4Nl>;
+    k.gemmQ4_1 = avx512::gemmQ4_1;
+    k.gemmQ5_0 = avx512::gemmQ5_0;
+    k.gemmQ5_1 = avx512::gemmQ5_1;
+    k.gemmIq4Nl = avx512::gemmIq4Nl;
     return k;
 }
 

@@ -3,6 +3,7 @@
 #include "kernels/cpu/quant.h"
 #include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/kquant_dot.h"
+#include "kernels/cpu/quant_legacy.h"
 #include "kernels/cpu/vec.h"
 
 #include <cmath>
@@ -144,7 +145,10 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
                            quantizeQ8_K, portable::dotQ2_K, portable::dotQ3_K, portable::dotQ4_K,
                            portable::dotQ5_K, portable::dotQ6_K, portable::dotIq4Xs,
-                           nullptr, nullptr, nullptr}; // tileQ*_K: matmul loops over the dots
+                           nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, // tileQ*_K, tileIq4Xs:
+                                                                                 // matmul loops over the dots
+                           portable::dotQ4_1, portable::dotQ5_0, portable::dotQ5_1, portable::dotIq4Nl,
+                           portable::gemmQ4_1, portable::gemmQ5_0, portable::gemmQ5_1, portable::gemmIq4Nl};
 
 } // namespace
 

@@ -69,6 +69,15 @@ float dotOf(const VecKernels& k, TensorType t, const void* w, const BlockQ8_K* x
     }
 }
 
+// Runs `tile` (outputs 2 apart) where the table has it; false where it is nullptr.
+template <class Block>
+bool tileWith(void (*tile)(const Block*, const BlockQ8_K*, int64_t, int64_t, float*, int64_t), const void* w,
+              const BlockQ8_K* x, int64_t ldx, int64_t nb, float* y) {
+    if (!tile) return false;
+    tile(static_cast<const Block*>(w), x, ldx, nb, y, 2);
+    return true;
+}
+
 } // namespace
 
 TEST(KQuantDot, EveryTableMatchesADoubleLoopOverTheDequantisedBlocks) {
@@ -105,7 +114,7 @@ TEST(KQuantDot, MatmulIsTheSameBitsForAnyThreadsAndBatch) {
     for (TensorType t : kTypes) {
         const auto w = randomBlocks(t, rows, cols, 3);
         const WeightMatrix m{t, rows, cols, w.data()};
-        const int64_t n = 5;
+        const int64_t n = 9; // two tiles and one token alone
         const auto x = randomFloats(static_cast<size_t>(n * cols), 4);
         std::vector<float> one(static_cast<size_t>(n * rows)), two(one.size()), single(static_cast<size_t>(rows));
         ThreadPool p1(1), p2(2);
@@ -113,8 +122,11 @@ TEST(KQuantDot, MatmulIsTheSameBitsForAnyThreadsAndBatch) {
         matmul(m, x.data(), n, one.data(), p1, s1);
         matmul(m, x.data(), n, two.data(), p2, s2);
         EXPECT_EQ(one, two) << tensorTypeName(t);
-        matmul(m, x.data() + 3 * cols, 1, single.data(), p2, s2);
-        EXPECT_TRUE(std::equal(single.begin(), single.end(), one.begin() + 3 * rows)) << tensorTypeName(t);
+        for (int64_t tk : {0, 3, 8}) {
+            matmul(m, x.data() + tk * cols, 1, single.data(), p2, s2);
+            EXPECT_TRUE(std::equal(single.begin(), single.end(), one.begin() + tk * rows))
+                << tensorTypeName(t) << " token " << tk;
+        }
         // F32 activations: the dequantised rows times the unquantised x, close to the integer path.
         MatmulScratch exact;
         exact.f32Activations = true;
@@ -126,21 +138,34 @@ TEST(KQuantDot, MatmulIsTheSameBitsForAnyThreadsAndBatch) {
     }
 }
 
+// Every table's tiles (kKTileTokens tokens, x rows and outputs at strides that are not the row's)
+// give each token the bits of that table's dot, for every type that has one.
 TEST(KQuantDot, TilesGiveEachTokenTheDotsBits) {
     for (const VecKernels* k : availableVecKernels()) {
-        if (!k->tileQ4_K) continue;
-        const int64_t cols = 768, nb = cols / 256, tokens = kTileTokensForTest;
-        const auto xf = randomFloats(static_cast<size_t>(tokens * cols), 9);
-        std::vector<BlockQ8_K> x(static_cast<size_t>(tokens * nb));
-        for (int64_t t = 0; t < tokens; ++t) k->quantizeQ8_K(xf.data() + t * cols, x.data() + t * nb, cols);
-        for (TensorType t : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
-            const auto w = randomBlocks(t, 1, cols, 11);
-            float y[2 * kTileTokensForTest];
-            if (t == TensorType::Q4_K) k->tileQ4_K(reinterpret_cast<const BlockQ4_K*>(w.data()), x.data(), nb, nb, y, 2);
-            if (t == TensorType::Q5_K) k->tileQ5_K(reinterpret_cast<const BlockQ5_K*>(w.data()), x.data(), nb, nb, y, 2);
-            if (t == TensorType::Q6_K) k->tileQ6_K(reinterpret_cast<const BlockQ6_K*>(w.data()), x.data(), nb, nb, y, 2);
-            for (int64_t i = 0; i < tokens; ++i)
-                EXPECT_EQ(y[2 * i], dotOf(*k, t, w.data(), x.data() + i * nb, nb)) << k->name << " " << tensorTypeName(t);
+        for (int64_t cols : {256, 768, 4096 + 256}) {
+            const int64_t nb = cols / 256, ldx = nb + 1, tokens = kTileTokensForTest;
+            const auto xf = randomFloats(static_cast<size_t>(tokens * cols), 9);
+            std::vector<BlockQ8_K> x(static_cast<size_t>(tokens * ldx));
+            for (int64_t t = 0; t < tokens; ++t) k->quantizeQ8_K(xf.data() + t * cols, x.data() + t * ldx, cols);
+            for (TensorType t : kTypes) {
+                const auto w = randomBlocks(t, 1, cols, 11);
+                float y[2 * kTileTokensForTest];
+                const void* wp = w.data();
+                bool tiled = true;
+                switch (t) {
+                case TensorType::Q2_K: tiled = tileWith(k->tileQ2_K, wp, x.data(), ldx, nb, y); break;
+                case TensorType::Q3_K: tiled = tileWith(k->tileQ3_K, wp, x.data(), ldx, nb, y); break;
+                case TensorType::Q4_K: tiled = tileWith(k->tileQ4_K, wp, x.data(), ldx, nb, y); break;
+                case TensorType::Q5_K: tiled = tileWith(k->tileQ5_K, wp, x.data(), ldx, nb, y); break;
+                case TensorType::Q6_K: tiled = tileWith(k->tileQ6_K, wp, x.data(), ldx, nb, y); break;
+                case TensorType::IQ4_XS: tiled = tileWith(k->tileIq4Xs, wp, x.data(), ldx, nb, y); break;
+                default: FAIL();
+                }
+                if (!tiled) continue; // the portable table loops over its dots
+                for (int64_t i = 0; i < tokens; ++i)
+                    EXPECT_EQ(y[2 * i], dotOf(*k, t, w.data(), x.data() + i * ldx, nb))
+                        << k->name << " " << tensorTypeName(t) << " cols " << cols << " token " << i;
+            }
         }
     }
 }

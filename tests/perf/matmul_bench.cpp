@@ -1,7 +1,7 @@
 // Matmul throughput per weight type and shape: the kernel-level view behind prefill and decode speed.
 //
 // Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20] [shapes = stories110m |
-// stories15m]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
+// stories15m] [types = f32,f16,q8_0,q4_0 (any quantisable types, comma-separated)]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
 // 32000 x 768; stories15m: the same with 288 and 768) and each weight type, prints the best and
 // median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32, F16, Q8_0 and Q4_0 also
 // as "f32p", "f16p", "q8_0p" and "q4_0p", from 16-row panels (kernels/cpu/panels.h) where the kernel table
@@ -27,9 +27,20 @@ int main(int argc, char** argv) {
     const int64_t n = argc > 2 ? std::atol(argv[2]) : 128;
     const int reps = argc > 3 ? std::atoi(argv[3]) : 20;
     const std::string preset = argc > 4 ? argv[4] : "stories110m";
+    std::vector<TensorType> types;
+    for (std::string list = argc > 5 ? argv[5] : "f32,f16,q8_0,q4_0"; !list.empty();) {
+        const size_t comma = std::min(list.find(','), list.size());
+        const auto t = tensorTypeFromName(list.substr(0, comma));
+        if (!t || !traits(*t).fromFloat) {
+            std::fprintf(stderr, "matmul_bench: not a type the engine can write: %s\n", list.substr(0, comma).c_str());
+            return 2;
+        }
+        types.push_back(*t);
+        list.erase(0, comma + 1);
+    }
     if (threads < 1 || n < 1 || reps < 1 || (preset != "stories110m" && preset != "stories15m")) {
         std::fprintf(stderr, "usage: matmul_bench [threads >= 1] [tokens >= 1] [repetitions >= 1] "
-                             "[stories110m | stories15m]\n");
+                             "[stories110m | stories15m] [types, comma-separated]\n");
         return 2;
     }
     std::printf("kernels: %s, threads %d, tokens %lld\n", vecKernels().name, threads, static_cast<long long>(n));
@@ -41,7 +52,7 @@ int main(int argc, char** argv) {
     // whose one-token product shows the memory-bound (decode) regime.
     const int64_t dim = preset == "stories15m" ? 288 : 768, ffn = preset == "stories15m" ? 768 : 2048;
     const int64_t shapes[][2] = {{dim, dim}, {ffn, dim}, {dim, ffn}, {32000, dim}};
-    for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::Q8_0, TensorType::Q4_0}) {
+    for (TensorType type : types) {
         for (const auto& shape : shapes) {
             const int64_t rows = shape[0], cols = shape[1];
             std::vector<float> wf(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(n * cols));
@@ -93,7 +104,7 @@ int main(int argc, char** argv) {
                 const double gbs = gmacs.back() * 1e9 / static_cast<double>(rows * cols * n) *
                                    static_cast<double>(w.bytes()) / 1e9;
                 const std::string name = std::string(tensorTypeName(type)) + (layout == 1 ? "p" : "");
-                std::printf("%-5s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
+                std::printf("%-6s %5lld x %-5lld best %6.1f  median %6.1f GMAC/s  (best: weights at %5.1f GB/s)\n",
                             name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), gmacs.back(),
                             gmacs[gmacs.size() / 2], gbs);
             }
