@@ -4,6 +4,7 @@
 // pairs (vpmaddwd) into int32 lanes; each block's int32 sum is exact, converted and scaled once.
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/simd_common.h"
 #include "kernels/cpu/kquant_dot.h"
 #include "kernels/cpu/quant.h"
 
@@ -16,11 +17,6 @@
 namespace mb::kernels::avx2 {
 
 namespace {
-
-// F16 bits to float with F16C (exact, as fp16ToFloat).
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // sum over 32 bytes of q (unsigned) * x (signed), each 16-element half weighted by its scale,
 // as 8 int32 lanes.
@@ -95,7 +91,7 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
                      const BlockQ8_K* x, int64_t ldx, const LaneBroadcast& lanes, __m256 (&acc)[NT],
                      __m256 (&accMin)[NT]) {
     const __m256i low = _mm256_set1_epi8(0x0F), sixteen = _mm256_set1_epi8(16);
-    const __m256i h = kFive ? load(qh) : _mm256_setzero_si256();
+    const __m256i h = kFive ? load256(qh) : _mm256_setzero_si256();
     const __m256i sm = scalesAndMinsK4(scales);
     const __m256i sc = _mm256_permute2x128_si256(sm, sm, 0x00); // the scales in both halves
     // mins[s] * (bsums[2s] + bsums[2s + 1]): the mins widened to pairs of int16 lanes.
@@ -105,7 +101,7 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
     __m256i sum[NT];
     for (int t = 0; t < NT; ++t) sum[t] = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-        const __m256i q = load(qs + c * 32);
+        const __m256i q = load256(qs + c * 32);
         __m256i v0 = _mm256_and_si256(q, low);
         __m256i v1 = _mm256_and_si256(_mm256_srli_epi16(q, 4), low);
         if constexpr (kFive) {
@@ -115,14 +111,14 @@ inline void dotK4Or5(const uint8_t* qs, const uint8_t* qh, const uint8_t* scales
         const __m256i s0 = _mm256_shuffle_epi8(sc, lanes.mask[2 * c]), s1 = _mm256_shuffle_epi8(sc, lanes.mask[2 * c + 1]);
         for (int t = 0; t < NT; ++t) {
             const int8_t* xq = x[t * ldx].qs + c * 64;
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(v0, load(xq)), s0);
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(v1, load(xq + 32)), s1);
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(v0, load256(xq)), s0);
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(v1, load256(xq + 32)), s1);
             sum[t] = _mm256_add_epi32(sum[t], _mm256_add_epi32(p0, p1));
         }
     }
     for (int t = 0; t < NT; ++t) {
         const BlockQ8_K& xt = x[t * ldx];
-        const __m256i minSum = _mm256_madd_epi16(load(xt.bsums), minPairs);
+        const __m256i minSum = _mm256_madd_epi16(load256(xt.bsums), minPairs);
         acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wd), _mm256_cvtepi32_ps(sum[t]), acc[t]);
         accMin[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wmin), _mm256_cvtepi32_ps(minSum), accMin[t]);
     }
@@ -178,10 +174,10 @@ void rowQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
         __m256i sum[NT];
         for (int t = 0; t < NT; ++t) // 32 * sc * bsum
             sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                      _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b + t * ldx].bsums)), 5));
+                                      _mm256_slli_epi32(_mm256_madd_epi16(sc16, load256(x[b + t * ldx].bsums)), 5));
         for (int h = 0; h < 2; ++h) {
             const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
-            const __m256i l0 = load(w[b].ql + h * 64), l1 = load(w[b].ql + h * 64 + 32), qh = load(w[b].qh + h * 32);
+            const __m256i l0 = load256(w[b].ql + h * 64), l1 = load256(w[b].ql + h * 64 + 32), qh = load256(w[b].qh + h * 32);
             const __m256i v[4] = {
                 _mm256_or_si256(_mm256_and_si256(l0, low), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits)),
                 _mm256_or_si256(_mm256_and_si256(l1, low), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits)),
@@ -191,7 +187,7 @@ void rowQ6_K(const BlockQ6_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
             for (int k = 0; k < 4; ++k) {
                 const __m256i scales = _mm256_shuffle_epi8(lane, pairMask[k]);
                 for (int t = 0; t < NT; ++t)
-                    sum[t] = _mm256_add_epi32(sum[t], scaledDot(v[k], load(x[b + t * ldx].qs + h * 128 + k * 32), scales));
+                    sum[t] = _mm256_add_epi32(sum[t], scaledDot(v[k], load256(x[b + t * ldx].qs + h * 128 + k * 32), scales));
             }
         }
         const float wd = half(w[b].d);

@@ -9,6 +9,8 @@
 #include "kernels/cpu/kquant_dot.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
+#include "kernels/cpu/simd_common.h"
+
 #include <immintrin.h>
 
 #include <cstring>
@@ -24,31 +26,6 @@ namespace mb::kernels::avx512 {
 
 namespace {
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
-
-inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-inline float hsum512(__m512 v) {
-    const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    return hsum256(_mm256_add_ps(_mm512_castps512_ps256(v), high));
-}
-
-// Constant vectors, read from memory (no set-up instructions per row, no static guard):
-// vpermw indices and shift counts as int16 lanes, bit masks as bytes.
-struct alignas(64) Lanes16 {
-    int16_t v[32];
-};
-struct alignas(64) Lanes8 {
-    uint8_t v[64];
-};
 // int16 lanes 0-15 take source lane a, lanes 16-31 lane b.
 constexpr Lanes16 pairLanes(int a, int b) {
     Lanes16 l{};
@@ -141,7 +118,7 @@ inline void rowK4Or5(const Block* w, const BlockQ8_K* x, int64_t ldx, int64_t nb
         if constexpr (kFive) qh = w[b].qh;
         blockK4Or5<kFive, NT>(w[b].qs, qh, w[b].scales, w[b].d, w[b].dmin, x + b, ldx, acc, mins);
     }
-    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum512(acc[t]) - hsum256(mins[t]);
+    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum512(acc[t]) - hsum(mins[t]);
 }
 
 // Q6_K for NT tokens: per 128-element half two 512-bit vectors of 64 weights in order (the

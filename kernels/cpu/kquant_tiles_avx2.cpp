@@ -10,6 +10,7 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include "kernels/cpu/gemm_panel.h"
+#include "kernels/cpu/simd_common.h"
 #include "kernels/cpu/kquant_scales_simd.h"
 
 #include <immintrin.h>
@@ -19,10 +20,6 @@
 namespace mb::kernels::avx2 {
 
 namespace {
-
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // A vpshufb mask for 16 int16 scales held in both 128-bit halves (scales 8h..8h+7 of one half
 // of a block): every int16 of the low half takes scale 2j, of the high half scale 2j + 1, so a
@@ -39,10 +36,10 @@ template <bool kHigh, int NT>
 inline void twoBitSums(const uint8_t* qs, const uint8_t* hmask, __m256i sc16, const BlockQ8_K* x, int64_t ldx,
                        __m256i (&sum)[NT]) {
     const __m256i three = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
-    const __m256i hm = kHigh ? load(hmask) : _mm256_setzero_si256();
+    const __m256i hm = kHigh ? load256(hmask) : _mm256_setzero_si256();
     for (int hf = 0; hf < 2; ++hf) {
         const __m256i lane = _mm256_permute2x128_si256(sc16, sc16, hf == 0 ? 0x00 : 0x11);
-        const __m256i q = load(qs + hf * 32);
+        const __m256i q = load256(qs + hf * 32);
         for (int j = 0; j < 4; ++j) {
             __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), three);
             if constexpr (kHigh) {
@@ -51,7 +48,7 @@ inline void twoBitSums(const uint8_t* qs, const uint8_t* hmask, __m256i sc16, co
             }
             const __m256i scales = _mm256_shuffle_epi8(lane, pairMask(j));
             for (int t = 0; t < NT; ++t) {
-                const __m256i p = _mm256_maddubs_epi16(v, load(x[t * ldx].qs + hf * 128 + j * 32));
+                const __m256i p = _mm256_maddubs_epi16(v, load256(x[t * ldx].qs + hf * 128 + j * 32));
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(p, scales));
             }
         }
@@ -74,7 +71,7 @@ void rowQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
         const float wd = half(w[b].d), wmin = half(w[b].dmin);
         for (int t = 0; t < NT; ++t) {
             const BlockQ8_K& xt = x[b + t * ldx];
-            const __m256i minSum = _mm256_madd_epi16(mn16, load(xt.bsums));
+            const __m256i minSum = _mm256_madd_epi16(mn16, load256(xt.bsums));
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wd), _mm256_cvtepi32_ps(sum[t]), acc[t]);
             accMin[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wmin), _mm256_cvtepi32_ps(minSum), accMin[t]);
         }
@@ -93,7 +90,7 @@ void rowQ3_K(const BlockQ3_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
         __m256i sum[NT];
         for (int t = 0; t < NT; ++t)
             sum[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
-                                      _mm256_slli_epi32(_mm256_madd_epi16(sc16, load(x[b + t * ldx].bsums)), 2));
+                                      _mm256_slli_epi32(_mm256_madd_epi16(sc16, load256(x[b + t * ldx].bsums)), 2));
         twoBitSums<true, NT>(w[b].qs, w[b].hmask, sc16, x + b, ldx, sum);
         const float wd = half(w[b].d);
         for (int t = 0; t < NT; ++t)
@@ -120,7 +117,7 @@ void rowIq4Xs(const BlockIq4Xs* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, 
             const __m256i v = _mm256_shuffle_epi8(levels, _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), low));
             const __m256i absV = _mm256_sign_epi8(v, v);
             for (int t = 0; t < NT; ++t) {
-                const __m256i xs = _mm256_sign_epi8(load(x[b + t * ldx].qs + sb * 32), v);
+                const __m256i xs = _mm256_sign_epi8(load256(x[b + t * ldx].qs + sb * 32), v);
                 sum[t] = _mm256_add_epi32(sum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(absV, xs), scale));
             }
         }

@@ -15,6 +15,7 @@
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 #include "kernels/cpu/kquant_scales_simd.h"
+#include "kernels/cpu/simd_common.h"
 
 #include <immintrin.h>
 
@@ -32,31 +33,6 @@ namespace mb::kernels::avx512 {
 
 namespace {
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
-
-inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-inline float hsum512(__m512 v) {
-    const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    return hsum256(_mm256_add_ps(_mm512_castps512_ps256(v), high));
-}
-
-// Constant vectors, read from memory (no set-up instructions per row): vpermw indices and shift
-// counts as int16 lanes, bit masks as bytes.
-struct alignas(64) Lanes16 {
-    int16_t v[32];
-};
-struct alignas(64) Lanes8 {
-    uint8_t v[64];
-};
 // int16 lane i takes f(i).
 template <class F>
 constexpr Lanes16 lanes16(F f) {
@@ -136,7 +112,7 @@ void rowQ2_K(const BlockQ2_K* w, const BlockQ8_K* x, int64_t ldx, int64_t nb, fl
             accMin[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * wmin), _mm256_cvtepi32_ps(minSum), accMin[t]);
         }
     }
-    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum512(acc[t]) - hsum256(accMin[t]);
+    for (int t = 0; t < NT; ++t) y[t * ldy] = hsum512(acc[t]) - hsum(accMin[t]);
 }
 
 // Q3_K for NT tokens: q + 4 (2 low bits | high bit << 2, 0..7) times x; the 4 * sum(x) comes off

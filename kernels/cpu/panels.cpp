@@ -58,28 +58,39 @@ size_t panelsF16Bytes(int64_t rows, int64_t cols) { return (panelsF32Bytes(rows,
 
 void packPanelsF16(const uint16_t* w, int64_t rows, int64_t cols, uint16_t* out) { packColumns(w, rows, cols, out); }
 
+// Panels of 16 rows' quant blocks: per block b, `groups` groups of 64 bytes, each 4 bytes of
+// every lane (row) in turn (byte(src, i) gives a row's i-th stored byte, src null past the last
+// row), then the panel's F16 scales [nb][16]; panels `stride` bytes apart.
+template <class Block, class Byte>
+void packBlockPanels(const Block* w, int64_t rows, int64_t nb, int groups, int64_t stride, uint8_t* out, Byte byte) {
+    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
+    const int64_t quantBytes = int64_t{groups} * 64;
+    for (int64_t p = 0; p < panels; ++p) {
+        uint8_t* panel = out + p * stride;
+        auto* scales = reinterpret_cast<uint16_t*>(panel + nb * quantBytes);
+        for (int64_t b = 0; b < nb; ++b)
+            for (int64_t lane = 0; lane < kPanelRows; ++lane) {
+                const int64_t r = p * kPanelRows + lane;
+                const Block* src = r < rows ? &w[r * nb + b] : nullptr;
+                for (int g = 0; g < groups; ++g)
+                    for (int i = 0; i < 4; ++i) panel[b * quantBytes + g * 64 + lane * 4 + i] = byte(src, g * 4 + i);
+                scales[b * kPanelRows + lane] = src ? src->d : 0;
+            }
+    }
+}
+
 size_t panelsQ8_0Bytes(int64_t rows, int64_t nb) {
     if (rows <= 0 || nb <= 0) return 0;
     const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
     return static_cast<size_t>(panels * q8PanelStride(nb));
 }
 
+// Q8_0's signed bytes stored + 128 (unsigned, for vpdpbusd).
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) {
-    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    for (int64_t p = 0; p < panels; ++p) {
-        uint8_t* panel = out + p * q8PanelStride(nb);
-        auto* scales = reinterpret_cast<uint16_t*>(panel + nb * kQ8PanelQuantBytes);
-        for (int64_t b = 0; b < nb; ++b)
-            for (int64_t lane = 0; lane < kPanelRows; ++lane) {
-                const int64_t r = p * kPanelRows + lane;
-                const BlockQ8_0* src = r < rows ? &w[r * nb + b] : nullptr;
-                for (int g = 0; g < 8; ++g)
-                    for (int i = 0; i < 4; ++i)
-                        panel[b * kQ8PanelQuantBytes + g * 64 + lane * 4 + i] =
-                            static_cast<uint8_t>((src ? src->qs[g * 4 + i] : 0) + 128);
-                scales[b * kPanelRows + lane] = src ? src->d : 0;
-            }
-    }
+    static_assert(kQ8PanelQuantBytes == 8 * 64);
+    packBlockPanels(w, rows, nb, 8, q8PanelStride(nb), out, [](const BlockQ8_0* src, int i) {
+        return static_cast<uint8_t>((src ? src->qs[i] : 0) + 128);
+    });
 }
 
 size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) {
@@ -88,21 +99,11 @@ size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) {
     return static_cast<size_t>(panels * q4PanelStride(nb));
 }
 
+// Q4_0's nibble bytes as stored.
 void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out) {
-    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    for (int64_t p = 0; p < panels; ++p) {
-        uint8_t* panel = out + p * q4PanelStride(nb);
-        auto* scales = reinterpret_cast<uint16_t*>(panel + nb * kQ4PanelQuantBytes);
-        for (int64_t b = 0; b < nb; ++b)
-            for (int64_t lane = 0; lane < kPanelRows; ++lane) {
-                const int64_t r = p * kPanelRows + lane;
-                const BlockQ4_0* src = r < rows ? &w[r * nb + b] : nullptr;
-                for (int g = 0; g < 4; ++g)
-                    for (int i = 0; i < 4; ++i)
-                        panel[b * kQ4PanelQuantBytes + g * 64 + lane * 4 + i] = src ? src->qs[g * 4 + i] : 0;
-                scales[b * kPanelRows + lane] = src ? src->d : 0;
-            }
-    }
+    static_assert(kQ4PanelQuantBytes == 4 * 64);
+    packBlockPanels(w, rows, nb, 4, q4PanelStride(nb), out,
+                    [](const BlockQ4_0* src, int i) { return static_cast<uint8_t>(src ? src->qs[i] : 0); });
 }
 
 void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb, int32_t* bias,

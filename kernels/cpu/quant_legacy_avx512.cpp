@@ -17,6 +17,7 @@
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__)
 #include "kernels/cpu/quant_legacy_panel.h"
+#include "kernels/cpu/simd_common.h"
 
 #include <immintrin.h>
 
@@ -33,22 +34,6 @@
 namespace mb::kernels::avx512 {
 
 namespace {
-
-inline __m128i load128(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-inline __m256i load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline int32_t load32(const void* p) {
-    int32_t v = 0;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-
-inline float hsum512(__m512 v) {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 // Constant index vectors, read from memory. From 4 floats (scale, min or sum of block b, then of
 // b + 1): lanes 0-7 take float 0 and 8-15 float 2 (the scales), lane 0 float 1 and lane 8 float 3

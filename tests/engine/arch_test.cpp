@@ -79,7 +79,9 @@ TEST_P(ArchFile, DecodeFollowsTheGreedyRun) {
     for (size_t s = 0; s < g.greedy.size(); ++s) {
         all.insert(all.end(), logits.begin(), logits.end());
         const auto top = std::max_element(logits.begin(), logits.end()) - logits.begin();
-        if (g.margins[s] > 2 * c.maxAbs) EXPECT_EQ(top, g.greedy[s]) << c.file << " step " << s;
+        if (g.margins[s] > 2 * c.maxAbs) {
+            EXPECT_EQ(top, g.greedy[s]) << c.file << " step " << s;
+        }
         if (s + 1 == g.greedy.size()) break;
         fwd.runSequence(std::span(&g.greedy[s], 1), static_cast<int64_t>(g.prompt.size() + s), cache, table,
                         logits.data());

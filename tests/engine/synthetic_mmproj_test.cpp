@@ -35,7 +35,9 @@ TEST(SyntheticMmproj, TinyClipHasTheReferenceFilesKeysAndTensors) {
     for (const auto& [key, value] : ref.metadata()) {
         const GgufValue* v = ours.find(key);
         ASSERT_TRUE(v) << key;
-        if (key != "general.name" && key != "general.description") EXPECT_EQ(*v, value) << key;
+        if (key != "general.name" && key != "general.description") {
+            EXPECT_EQ(*v, value) << key;
+        }
     }
     // Same seed, same bytes; another seed, other weights.
     const fs::path again = out.string() + ".2";

@@ -120,7 +120,9 @@ TEST(GuiArchitectures, PlaygroundStreamsAChatOnSyntheticLlama32AndQwen3) {
             const int tokenEvents = runTurn(w, want);
             const SideState& a = w.playground()->controller().side("a");
             ASSERT_TRUE(a.outcome);
-            if (a.outcome->outputTokens > 1) EXPECT_GE(tokenEvents, 2) << "A's tokens came in one batch";
+            if (a.outcome->outputTokens > 1) {
+                EXPECT_GE(tokenEvents, 2) << "A's tokens came in one batch";
+            }
             const QString status = w.findChild<QLabel*>(QStringLiteral("playground.status"))->text();
             EXPECT_TRUE(status.contains(QStringLiteral("chat template: ") + QLatin1String(c.family))) << status.toStdString();
             conversation.push_back({"assistant", a.text.toStdString()});
@@ -156,8 +158,9 @@ TEST(GuiArchitectures, ModelsPageShowsTheArchitectureKeys) {
         // Every line describeArchitecture gives is on the page.
         const engine::ModelConfig config = engine::ModelConfig::fromGguf(engine::GgufFile::open(path));
         for (const auto& [label, text] : engine::describeArchitecture(config))
-            if (label != "architecture")
+            if (label != "architecture") {
                 EXPECT_TRUE(info.contains(QString::fromStdString(text).toHtmlEscaped())) << label;
+            }
     }
 }
 

@@ -4,6 +4,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/quant.h"
+#include "panels_test_util.h"
 #include "vec_test_util.h"
 
 #include <gtest/gtest.h>
@@ -16,20 +17,16 @@
 #include <vector>
 
 using namespace mb::kernels;
+using mb::kernels::test::bytesOf;
+using mb::kernels::test::Prepared;
+using mb::kernels::test::prepared;
 using mb::kernels::test::randomFloats;
+using mb::kernels::test::randomRows;
 using mb::kernels::test::sameBits;
 using mb::kernels::test::tablesWith;
 
 namespace {
 
-template <class Block>
-std::vector<Block> randomRows(int64_t rows, int64_t nb, uint32_t seed, void (*quantize)(const float*, Block*, int64_t)) {
-    const int64_t cols = nb * 32;
-    const auto f = randomFloats(static_cast<size_t>(rows * cols), seed);
-    std::vector<Block> out(static_cast<size_t>(rows * nb));
-    for (int64_t r = 0; r < rows; ++r) quantize(f.data() + r * cols, out.data() + r * nb, cols);
-    return out;
-}
 std::vector<BlockQ4_0> weights(int64_t rows, int64_t nb, uint32_t seed) {
     return randomRows<BlockQ4_0>(rows, nb, seed, quantizeRowQ4_0);
 }
@@ -37,36 +34,12 @@ std::vector<BlockQ8_0> activations(int64_t tokens, int64_t nb, uint32_t seed) {
     return randomRows<BlockQ8_0>(tokens, nb, seed, quantizeRowQ8_0);
 }
 
-int q4(const BlockQ4_0& b, int64_t i) { return i < 16 ? (b.qs[i] & 0x0F) : (b.qs[i - 16] >> 4); }
+int q4(const BlockQ4_0& b, int i) { return i < 16 ? (b.qs[i] & 0x0F) : (b.qs[i - 16] >> 4); }
 
-// What gemmPanelsQ4_0 promises bit for bit: per output, the exact integer sum of each block's
-// (q - 8) * x, chained as acc = fma(float(sum), dw * dx, acc) over the blocks in order.
+// What gemmPanelsQ4_0 promises bit for bit: the block chains of (q - 8) * x.
 std::vector<float> blockChains(const std::vector<BlockQ4_0>& w, const std::vector<BlockQ8_0>& x, int64_t rows,
                                int64_t nb, int64_t tokens) {
-    std::vector<float> y(static_cast<size_t>(rows * tokens));
-    for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t r = 0; r < rows; ++r) {
-            float acc = 0.0f;
-            for (int64_t b = 0; b < nb; ++b) {
-                const BlockQ4_0& wb = w[static_cast<size_t>(r * nb + b)];
-                const BlockQ8_0& xb = x[static_cast<size_t>(t * nb + b)];
-                int32_t sum = 0;
-                for (int64_t i = 0; i < 32; ++i) sum += (q4(wb, i) - 8) * xb.qs[i];
-                acc = std::fma(static_cast<float>(sum), fp16ToFloat(wb.d) * fp16ToFloat(xb.d), acc);
-            }
-            y[static_cast<size_t>(t * rows + r)] = acc;
-        }
-    return y;
-}
-
-struct Prepared {
-    std::vector<int32_t> bias;
-    std::vector<float> scale;
-};
-Prepared prepared(const std::vector<BlockQ8_0>& x, int64_t tokens, int64_t nb) {
-    Prepared p{std::vector<int32_t>(static_cast<size_t>(tokens * nb)), std::vector<float>(static_cast<size_t>(tokens * nb))};
-    prepareQ8Panels(x.data(), nb, tokens, nb, p.bias.data(), p.scale.data());
-    return p;
+    return mb::kernels::test::blockChains(w, x, rows, nb, tokens, [](const BlockQ4_0& b, int i) { return q4(b, i) - 8; });
 }
 
 PanelMemory panelsOf(const std::vector<BlockQ4_0>& w, int64_t rows, int64_t nb) {
@@ -74,7 +47,6 @@ PanelMemory panelsOf(const std::vector<BlockQ4_0>& w, int64_t rows, int64_t nb) 
     packPanelsQ4_0(w.data(), rows, nb, reinterpret_cast<uint8_t*>(m.get()));
     return m;
 }
-const uint8_t* bytesOf(const PanelMemory& m) { return reinterpret_cast<const uint8_t*>(m.get()); }
 
 } // namespace
 

@@ -4,6 +4,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/panels.h"
 #include "kernels/cpu/quant.h"
+#include "panels_test_util.h"
 #include "vec_test_util.h"
 
 #include <gtest/gtest.h>
@@ -16,52 +17,24 @@
 #include <vector>
 
 using namespace mb::kernels;
+using mb::kernels::test::bytesOf;
+using mb::kernels::test::Prepared;
+using mb::kernels::test::prepared;
 using mb::kernels::test::randomFloats;
+using mb::kernels::test::randomRows;
 using mb::kernels::test::sameBits;
 using mb::kernels::test::tablesWith;
 
 namespace {
 
-// rows x nb blocks of Q8_0 from seeded floats (weights, or activations with rows = tokens).
 std::vector<BlockQ8_0> randomBlocks(int64_t rows, int64_t nb, uint32_t seed) {
-    const int64_t cols = nb * kQ8_0BlockSize;
-    const auto f = randomFloats(static_cast<size_t>(rows * cols), seed);
-    std::vector<BlockQ8_0> out(static_cast<size_t>(rows * nb));
-    for (int64_t r = 0; r < rows; ++r)
-        quantizeRowQ8_0(f.data() + r * cols, out.data() + r * nb, cols);
-    return out;
+    return randomRows<BlockQ8_0>(rows, nb, seed, quantizeRowQ8_0);
 }
 
-// What gemmPanelsQ8_0 promises bit for bit: per output, the exact integer sum of each
-// block's products, chained as acc = fma(float(sum), dw * dx, acc) over the blocks in order.
-std::vector<float> blockChains(const std::vector<BlockQ8_0>& w, const std::vector<BlockQ8_0>& x,
-                               int64_t rows, int64_t nb, int64_t tokens) {
-    std::vector<float> y(static_cast<size_t>(rows * tokens));
-    for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t r = 0; r < rows; ++r) {
-            float acc = 0.0f;
-            for (int64_t b = 0; b < nb; ++b) {
-                const BlockQ8_0& wb = w[static_cast<size_t>(r * nb + b)];
-                const BlockQ8_0& xb = x[static_cast<size_t>(t * nb + b)];
-                int32_t sum = 0;
-                for (int64_t i = 0; i < kQ8_0BlockSize; ++i) sum += wb.qs[i] * xb.qs[i];
-                acc = std::fma(static_cast<float>(sum), fp16ToFloat(wb.d) * fp16ToFloat(xb.d), acc);
-            }
-            y[static_cast<size_t>(t * rows + r)] = acc;
-        }
-    return y;
-}
-
-// prepareQ8Panels of tokens x nb activation blocks.
-struct Prepared {
-    std::vector<int32_t> bias;
-    std::vector<float> scale;
-};
-Prepared prepared(const std::vector<BlockQ8_0>& x, int64_t tokens, int64_t nb) {
-    Prepared p{std::vector<int32_t>(static_cast<size_t>(tokens * nb)),
-               std::vector<float>(static_cast<size_t>(tokens * nb))};
-    prepareQ8Panels(x.data(), nb, tokens, nb, p.bias.data(), p.scale.data());
-    return p;
+// What gemmPanelsQ8_0 promises bit for bit: the block chains of w * x.
+std::vector<float> blockChains(const std::vector<BlockQ8_0>& w, const std::vector<BlockQ8_0>& x, int64_t rows,
+                               int64_t nb, int64_t tokens) {
+    return mb::kernels::test::blockChains(w, x, rows, nb, tokens, [](const BlockQ8_0& b, int i) { return int{b.qs[i]}; });
 }
 
 // Blocks at the ends of the range: every q = -128 or +127 (alternating by block, a sign
@@ -77,9 +50,6 @@ PanelMemory panelsOf(const std::vector<BlockQ8_0>& w, int64_t rows, int64_t nb) 
     PanelMemory m = allocatePanelMemory(panelsQ8_0Bytes(rows, nb));
     packPanelsQ8_0(w.data(), rows, nb, reinterpret_cast<uint8_t*>(m.get()));
     return m;
-}
-const uint8_t* bytesOf(const PanelMemory& m) {
-    return reinterpret_cast<const uint8_t*>(m.get());
 }
 
 } // namespace

@@ -259,7 +259,9 @@ TEST(Capacity, TheReportHasACapacitySectionInEveryFormat) {
     ReportSelection plain;
     plain.result = select(req, std::nullopt, {runs.front()});
     for (const auto& s : buildReport({runs.front()}, plain, "2026-12-02T00:00:00Z").sections)
-        if (s.id == "capacity") EXPECT_NE(s.paragraphs.front().find("compare --sweep"), std::string::npos);
+        if (s.id == "capacity") {
+            EXPECT_NE(s.paragraphs.front().find("compare --sweep"), std::string::npos);
+        }
 }
 
 TEST(Sweep, TheTagIsPartOfTheTypedRunConfig) {
