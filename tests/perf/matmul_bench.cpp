@@ -1,8 +1,9 @@
 // Matmul throughput per weight type and shape: the kernel-level view behind prefill and decode speed.
 //
 // Usage: matmul_bench [threads = 1] [tokens = 128] [repetitions = 20] [shapes = stories110m |
-// stories15m] [types = f32,f16,q8_0,q4_0 (any quantisable types, comma-separated)]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
-// 32000 x 768; stories15m: the same with 288 and 768) and each weight type, prints the best and
+// stories15m | llama-3.2-1b] [types = f32,f16,q8_0,q4_0 (any quantisable types, comma-separated)]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
+// 32000 x 768; stories15m: the same with 288 and 768; llama-3.2-1b: 2048 x 2048, 8192 x 2048,
+// 2048 x 8192, 128256 x 2048, the row lengths where activations outgrow L1) and each weight type, prints the best and
 // median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32, F16, Q8_0 and Q4_0 also
 // as "f32p", "f16p", "q8_0p" and "q4_0p", from 16-row panels (kernels/cpu/panels.h) where the kernel table
 // multiplies them. Best-of-N is the
@@ -38,9 +39,9 @@ int main(int argc, char** argv) {
         types.push_back(*t);
         list.erase(0, comma + 1);
     }
-    if (threads < 1 || n < 1 || reps < 1 || (preset != "stories110m" && preset != "stories15m")) {
+    if (threads < 1 || n < 1 || reps < 1 || (preset != "stories110m" && preset != "stories15m" && preset != "llama-3.2-1b")) {
         std::fprintf(stderr, "usage: matmul_bench [threads >= 1] [tokens >= 1] [repetitions >= 1] "
-                             "[stories110m | stories15m] [types, comma-separated]\n");
+                             "[stories110m | stories15m | llama-3.2-1b] [types, comma-separated]\n");
         return 2;
     }
     std::printf("kernels: %s, threads %d, tokens %lld\n", vecKernels().name, threads, static_cast<long long>(n));
@@ -50,8 +51,10 @@ int main(int argc, char** argv) {
     std::normal_distribution<float> dist(0.0f, 1.0f);
     // rows (out), cols (in): the layer shapes, and the output matrix, too big for the caches,
     // whose one-token product shows the memory-bound (decode) regime.
-    const int64_t dim = preset == "stories15m" ? 288 : 768, ffn = preset == "stories15m" ? 768 : 2048;
-    const int64_t shapes[][2] = {{dim, dim}, {ffn, dim}, {dim, ffn}, {32000, dim}};
+    const bool large = preset == "llama-3.2-1b";
+    const int64_t dim = large ? 2048 : preset == "stories15m" ? 288 : 768;
+    const int64_t ffn = large ? 8192 : preset == "stories15m" ? 768 : 2048;
+    const int64_t shapes[][2] = {{dim, dim}, {ffn, dim}, {dim, ffn}, {large ? 128256 : 32000, dim}};
     for (TensorType type : types) {
         for (const auto& shape : shapes) {
             const int64_t rows = shape[0], cols = shape[1];
