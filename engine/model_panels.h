@@ -24,8 +24,8 @@ struct ModelPanels {
 };
 
 // The panels of `model`, or null when there is nothing to gain or no room: the kernel table
-// has no panel kernel (only AVX-512 has them), the model has no F32, F16, Q8_0 or Q4_0 matrix, or the
-// panels would exceed a quarter of memoryLimitBytes() (engine/memory_limit.h). Depends only on the model, the CPU and
+// has no panel kernel for the model's matrices (AVX-512 has them for F32, F16, Q8_0 and Q4_0,
+// AVX2 for Q8_0 and Q4_0, portable none), or the panels would exceed a quarter of memoryLimitBytes() (engine/memory_limit.h). Depends only on the model, the CPU and
 // the machine (never on what else is loaded), so a model's outputs are the same in every
 // run on one machine. Throws std::bad_alloc when the copy does not fit after all.
 // Use LlamaModel::cpuPanels(), which makes them once per model.

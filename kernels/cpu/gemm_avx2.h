@@ -32,9 +32,12 @@ template <class T>
 void sumRows(const float* p, int64_t ldp, const T* v, int64_t ldv, int64_t m, int64_t heads, int64_t firstHead,
              int64_t group, int64_t hd, float* y);
 
-// VecKernels::gemmPanelsQ4_0 over the AVX-512 table's Q4_0 panel layout, defined in
-// gemm_panels_avx2.cpp: vpmaddubsw outer products, the same bits as AVX-512's.
+// VecKernels::gemmPanelsQ4_0 and gemmPanelsQ8_0 over the AVX-512 table's panel layouts, defined
+// in gemm_panels_avx2.cpp: vpmaddubsw outer products, the same bits as AVX-512's (Q8_0: for
+// activation bytes other than -128, which quantizeRowQ8_0 never writes).
 void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
+                    const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
+void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
                     const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
 
 } // namespace mb::kernels::avx2

@@ -107,7 +107,8 @@ struct VecKernels {
     // token): per output and block the exact integer sum s_b of the block's products, and
     // acc = std::fma(float(s_b), dw_b * dx_b, acc) over the blocks in order from acc = 0
     // (dw_b * dx_b an F32 product), in every tile; a NaN scale gives NaN, maybe with
-    // another payload. nullptr where absent (portable, avx2): Q8_0 products read the rows.
+    // another payload. The AVX2 table's needs activation bytes other than -128 (quantizeRowQ8_0
+    // writes -127..127). nullptr where absent (portable): Q8_0 products read the rows.
     void (*gemmPanelsQ8_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
                            int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
                            int64_t ldy);

@@ -197,7 +197,7 @@ const VecKernels kAvx2{"avx2",
                        avx2::sumRows<uint16_t>,
                        nullptr, // gemmPanelsF32: F32 products read the rows
                        nullptr, // gemmPanelsF16: likewise
-                       nullptr, // gemmPanelsQ8_0: likewise
+                       avx2::gemmPanelsQ8_0,
                        avx2::gemmPanelsQ4_0,
                        avx2::quantizeQ8_K,
                        avx2::dotQ2_K,

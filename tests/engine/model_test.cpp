@@ -32,14 +32,27 @@ std::vector<int32_t> greedy(const LlamaModel& m, int threads, int maxTokens, con
     return generate(m, pool, prompt, opts).tokens;
 }
 
+// Whether the chosen kernel table multiplies panels of some matrix of m (so a Forward makes them).
+bool tableHasPanelsFor(const LlamaModel& m) {
+    using mb::kernels::TensorType;
+    const auto& k = mb::kernels::vecKernels();
+    auto has = [&](const mb::kernels::WeightMatrix& w) {
+        return (w.type == TensorType::F32 && k.gemmPanelsF32) || (w.type == TensorType::F16 && k.gemmPanelsF16) ||
+               (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0) || (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0);
+    };
+    bool any = has(m.output());
+    for (const LayerWeights& l : m.layers())
+        for (auto proj : kProjections) any = any || has(l.*proj);
+    return any;
+}
+
 std::vector<float> logitsAfter(const LlamaModel& m, const std::vector<int32_t>& tokens, int threads = 1,
                                bool panels = true) {
     ThreadPool pool(threads);
     ForwardOptions options;
     options.panels = panels;
     Forward fwd(m, pool, options);
-    EXPECT_EQ(fwd.panelBytes() > 0, panels && mb::kernels::vecKernels().gemmPanelsF32 != nullptr &&
-                                        mb::kernels::vecKernels().gemmPanelsQ8_0 != nullptr);
+    EXPECT_EQ(fwd.panelBytes() > 0, panels && tableHasPanelsFor(m));
     const int64_t bs = 16;
     KvCache cache(m.config(), blocksFor(static_cast<int64_t>(tokens.size()), bs), bs);
     std::vector<int32_t> table(static_cast<size_t>(cache.blocks()));

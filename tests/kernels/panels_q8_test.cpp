@@ -37,13 +37,14 @@ std::vector<float> blockChains(const std::vector<BlockQ8_0>& w, const std::vecto
     return mb::kernels::test::blockChains(w, x, rows, nb, tokens, [](const BlockQ8_0& b, int i) { return int{b.qs[i]}; });
 }
 
-// Blocks at the ends of the range: every q = -128 or +127 (alternating by block, a sign
-// pattern by element), which quantizeRowQ8_0 never writes, so the integer sums reach
-// their extremes.
-void makeExtreme(std::vector<BlockQ8_0>& blocks) {
+// Blocks at the ends of the range: every q = lowest or +127 (alternating by block, a sign
+// pattern by element), so the integer sums reach their extremes. Weights take -128, which
+// quantizeRowQ8_0 never writes but a file may hold; activations -127, the least that
+// quantizeRowQ8_0 writes (the AVX2 kernel's vpsignb could not negate -128).
+void makeExtreme(std::vector<BlockQ8_0>& blocks, int lowest) {
     for (size_t i = 0; i < blocks.size(); ++i)
         for (int j = 0; j < static_cast<int>(kQ8_0BlockSize); ++j)
-            blocks[i].qs[j] = static_cast<int8_t>(i % 2 == 0 ? -128 : (j % 3 == 0 ? -128 : 127));
+            blocks[i].qs[j] = static_cast<int8_t>(i % 2 == 0 ? lowest : (j % 3 == 0 ? lowest : 127));
 }
 
 PanelMemory panelsOf(const std::vector<BlockQ8_0>& w, int64_t rows, int64_t nb) {
@@ -90,11 +91,11 @@ TEST(VecPanelsQ8, EveryOutputChainsTheExactBlockSumsInOrder) {
     // shows any output left unwritten.
     const auto kernels = tablesWith(&VecKernels::gemmPanelsQ8_0);
     if (kernels.empty())
-        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX-512 VNNI only)";
+        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX2 or AVX-512 VNNI)";
     auto check = [](const VecKernels* k, int64_t rows, int64_t nb, int64_t tokens,
                     bool extreme = false) {
         auto w = randomBlocks(rows, nb, 2), x = randomBlocks(tokens, nb, 3);
-        if (extreme) makeExtreme(w), makeExtreme(x);
+        if (extreme) makeExtreme(w, -128), makeExtreme(x, -127);
         const PanelMemory m = panelsOf(w, rows, nb);
         std::vector<float> y(static_cast<size_t>(rows * tokens),
                              std::numeric_limits<float>::quiet_NaN());
@@ -121,7 +122,7 @@ TEST(VecPanelsQ8, ARowRangeWritesOnlyItsRowsAndTheLastStoreStaysInside) {
     // bits and nothing else; outputs ending right before an unmapped page do not fault.
     const auto kernels = tablesWith(&VecKernels::gemmPanelsQ8_0);
     if (kernels.empty())
-        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX-512 VNNI only)";
+        GTEST_SKIP() << "no kernel table on this CPU multiplies Q8_0 panels (AVX2 or AVX-512 VNNI)";
     const int64_t rows = 70, nb = 3, tokens = 10;
     const auto w = randomBlocks(rows, nb, 4), x = randomBlocks(tokens, nb, 5);
     const PanelMemory m = panelsOf(w, rows, nb);
