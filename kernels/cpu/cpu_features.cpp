@@ -19,6 +19,8 @@ CpuFeatures detect() {
 #if defined(__x86_64__) || defined(__i386__)
     // CPUID directly: clang 14's __builtin_cpu_supports does not know "f16c".
     unsigned a = 0, b = 0, c = 0, d = 0;
+    // Vendor string in EBX, EDX, ECX: "Auth" "enti" "cAMD" (little-endian).
+    if (__get_cpuid(0, &a, &b, &c, &d)) f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
     const bool osxsave = c & (1u << 27);
     const bool avx = c & (1u << 28);

@@ -14,6 +14,7 @@ struct CpuFeatures {
     bool avx512vl = false;
     bool avx512vnni = false; // vpdpbusd on 128/256/512-bit registers (EVEX)
     bool avxvnni = false;    // the VEX (256-bit) vpdpbusd; informational
+    bool amd = false;        // CPUID vendor "AuthenticAMD": where tile shapes were measured per vendor
 
     // The AVX2 kernels need all three.
     bool hasAvx2Set() const { return avx2 && fma && f16c; }

@@ -12,6 +12,7 @@
 // 1 x 1 tile is the single dot product. So results do not depend on the tile shape, on how rows are split across
 // threads, nor on how tokens are grouped into chunks.
 #include "kernels/cpu/gemm_avx2.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_panel.h"
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
@@ -137,11 +138,16 @@ template <class W, int R, int T> struct QuantTile {
 // as the registers allow (float: 2 * R * T + 1 + temporaries <= 16; quantised tiles need
 // more temporaries per row). Measured on Zen 5 (matmul_bench, 128 tokens): 1 x 6 beat
 // 2 x 3 and 1 x 4 for F16 by 10-20%; quantised shapes differ by less than the noise.
-// One token (decode) reads one float row at a time (one stream the prefetchers follow
-// well; measured faster than interleaving rows), two Q8_0 rows and four Q4_0 rows (best
-// of 1, 2 and 4 in matmul_bench's one-token 32000 x 768 product, though by less than the
-// noise of the shared machine for Q4_0).
-constexpr int kFloatRows[kMaxT] = {1, 3, 2, 1, 1, 1};
+// One token (decode) reads four float rows at once on Intel: on the Emerald Rapids VM of
+// 2026-12-05, `matmul_bench 1 1 5 llama-3.2-1b f16` under MODEBENCH_CPU=avx2 gave 6.4 GMAC/s
+// (12.8 GB/s) for the 128256 x 2048 F16 matrix with 4 rows against 5.8-6.0 with 2 and 4.8 with
+// 1 (more misses in flight), and 15 against 9-11 at the layer shapes. On AMD (the Zen 5 VM
+// before it) one row measured faster than interleaved rows, so AMD keeps one (kFloatRowsAmd).
+// Two Q8_0 rows and four Q4_0 rows (best of 1, 2 and 4 in matmul_bench's one-token 32000 x 768
+// product, though by less than the noise of the shared machine for Q4_0).
+constexpr int kFloatRows[kMaxT] = {4, 3, 2, 1, 1, 1};
+constexpr int kFloatRowsAmd[kMaxT] = {1, 3, 2, 1, 1, 1};
+inline const int* floatRows() { return cpuFeatures().amd ? kFloatRowsAmd : kFloatRows; }
 constexpr int kQ4Rows[kMaxT] = {4, 3, 2, 2, 1, 1};
 constexpr int kQ8Rows[kMaxT] = {2, 3, 2, 2, 1, 1};
 
@@ -155,13 +161,13 @@ constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
 void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
              int64_t tokens, float* y, int64_t ldy) {
     if (rows > 0 && tokens > 0)
-        panel(kF32Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+        panel(kF32Tiles, floatRows(), w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
 void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
              int64_t tokens, float* y, int64_t ldy) {
     if (rows > 0 && tokens > 0)
-        panel(kF16Tiles, kFloatRows, w, ldw, x, ldx, k, rows, tokens, y, ldy);
+        panel(kF16Tiles, floatRows(), w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
 void gemmQ8_0(const BlockQ8_0* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_t nb,
