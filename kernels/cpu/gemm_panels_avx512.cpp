@@ -103,6 +103,13 @@ constexpr int kMaxNT = 8;
 // Panels per tile for NT tokens (index NT - 1): at least 8 accumulators (the FMA latency
 // times its two pipes) and at most what fits the registers.
 constexpr int kPanelsFor[kMaxNT] = {8, 4, 3, 3, 3, 3, 3, 3};
+// One token over a row range whose weights come from memory rather than the caches (more than
+// kStreamedBytes): 4 panels per tile, 4 streams, where 8 streams read slower. On the Emerald
+// Rapids VM of 2026-12-05 (`matmul_bench 1 1 3 llama-3.2-1b f32,f16`, 128256 x 2048): F32
+// 15.9 GB/s against 13.6-13.7 with 8 panels, F16 14.7-15.5 against 13.9; the probe reads 15-16
+// GB/s with one core. Compute is not the limit there (4 accumulators suffice at memory speed).
+constexpr int kPanelsForStreamed[kMaxNT] = {4, 4, 3, 3, 3, 3, 3, 3};
+constexpr int64_t kStreamedBytes = 4 << 20;
 
 template <class T>
 using TileFn = void (*)(const T*, int64_t, const float*, int64_t, float*, int64_t, const __mmask16*);
@@ -121,12 +128,13 @@ template <class T> struct PanelTileOf {
 };
 // The driver picks the panels per tile from a block's first (widest) tile of tokens and uses
 // it for the block's last, narrower one too: that needs kPanelsFor never to grow with NT.
-constexpr bool nonIncreasing() {
+constexpr bool nonIncreasing(const int (&panelsFor)[kMaxNT]) {
     for (int i = 1; i < kMaxNT; ++i)
-        if (kPanelsFor[i] > kPanelsFor[i - 1]) return false;
+        if (panelsFor[i] > panelsFor[i - 1]) return false;
     return true;
 }
-static_assert(nonIncreasing(), "kPanelsFor must not grow with the tokens per tile");
+static_assert(nonIncreasing(kPanelsFor) && nonIncreasing(kPanelsForStreamed),
+              "kPanelsFor must not grow with the tokens per tile");
 // The tile functions of every shape, [NT - 1][MP - 1]: Tile<MP, NT>::run as Fn.
 template <template <int, int> class Tile, class Fn, int MaxMP, int NT, size_t... Ps>
 constexpr std::array<Fn, MaxMP> tileRow(std::index_sequence<Ps...>) {
@@ -330,8 +338,9 @@ template <class T, class Grid>
 void floatPanels(const Grid& tiles, const T* panels, int64_t k, int64_t r0, int64_t r1, const float* x, int64_t ldx,
                  int64_t tokens, float* y, int64_t ldy) {
     if (r0 >= r1 || tokens <= 0 || k <= 0) return;
+    const bool streamed = (r1 - r0) * k * static_cast<int64_t>(sizeof(T)) > kStreamedBytes;
     drivePanels<kMaxNT, kMaxMP>(
-        kPanelsFor, r0, r1, tokens, k * static_cast<int64_t>(sizeof(float)),
+        streamed ? kPanelsForStreamed : kPanelsFor, r0, r1, tokens, k * static_cast<int64_t>(sizeof(float)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             tiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
                 panels + g * kPanelRows * k, k, x + t0 * ldx, ldx, y + t0 * ldy + g * kPanelRows,
