@@ -121,6 +121,89 @@ void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_
         for (int t = 0; t < T; ++t) y[t * ldy + r] = hsum(acc[r][t]);
 }
 
+// Rows too wide for six tokens' activations to stay in L1 (6 x 4k bytes over kL1Bytes): the
+// 1 x T tiles read every activation vector from L2, 7 loads per 6 FMAs. So prefill over such
+// rows walks k in chunks of kChunk elements (a multiple of 16: the same two accumulators see the
+// same elements in the same order as tileFloat's), each chunk of T tokens' activations (12 KB)
+// staying in L1 while up to kChunkRows rows pass it; each output's two accumulators wait in
+// `acc` between chunks. The remainder, the sum and the tail are tileFloat's, so every output
+// keeps the single dot's bits.
+constexpr int64_t kL1Bytes = 32 * 1024;
+constexpr int64_t kChunk = 512;
+constexpr int64_t kChunkRows = 64;
+
+// acc[2 t], acc[2 t + 1]: token t's accumulators for elements [c0, c1) of row w (16 | c1 - c0).
+template <class W, int T>
+void chunkFloat(const W* w, const float* x, int64_t ldx, int64_t c0, int64_t c1, __m256* acc) {
+    __m256 a0[T], a1[T];
+    for (int t = 0; t < T; ++t) a0[t] = acc[2 * t], a1[t] = acc[2 * t + 1];
+    for (int64_t i = c0; i < c1; i += 16) {
+        const __m256 w0 = load8(w + i), w1 = load8(w + i + 8);
+        for (int t = 0; t < T; ++t) {
+            a0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x + t * ldx + i), a0[t]);
+            a1[t] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + t * ldx + i + 8), a1[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) acc[2 * t] = a0[t], acc[2 * t + 1] = a1[t];
+}
+
+// tileFloat's end for one output: the 8-element remainder to the first accumulator, the fixed
+// horizontal sum, then the scalar tail.
+template <class W>
+float finishFloat(const W* w, const float* x, int64_t k, __m256 acc0, __m256 acc1) {
+    int64_t i = k / 16 * 16;
+    if (i + 8 <= k) {
+        acc0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), acc0);
+        i += 8;
+    }
+    float s = hsum(_mm256_add_ps(acc0, acc1));
+    for (int64_t j = i; j < k; ++j) s = std::fma(scalar(w[j]), x[j], s);
+    return s;
+}
+
+// y for rows [0, rows) (rows <= kChunkRows) and T tokens.
+template <class W, int T>
+void chunkedTokens(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, float* y,
+                   int64_t ldy) {
+    const int64_t full = k / 16 * 16;
+    alignas(32) __m256 acc[kChunkRows][2 * T];
+    for (int64_t r = 0; r < rows; ++r)
+        for (int i = 0; i < 2 * T; ++i) acc[r][i] = _mm256_setzero_ps();
+    for (int64_t c0 = 0; c0 < full; c0 += kChunk) {
+        const int64_t c1 = std::min(full, c0 + kChunk);
+        for (int64_t r = 0; r < rows; ++r) chunkFloat<W, T>(w + r * ldw, x, ldx, c0, c1, acc[r]);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+        for (int t = 0; t < T; ++t)
+            y[t * ldy + r] = finishFloat(w + r * ldw, x + t * ldx, k, acc[r][2 * t], acc[r][2 * t + 1]);
+}
+
+// tokens > kMaxT over wide rows: blocks of rows (at most kChunkRows, about kBlockBytes of weights,
+// kept in L2 as panel() keeps its blocks, so a matrix larger than L2 is read from memory once),
+// each against every tile of T tokens, split as panel() splits them.
+template <class W>
+void chunkedFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows, int64_t tokens,
+                  float* y, int64_t ldy) {
+    using Fn = void (*)(const W*, int64_t, const float*, int64_t, int64_t, int64_t, float*, int64_t);
+    constexpr Fn fns[kMaxT] = {chunkedTokens<W, 1>, chunkedTokens<W, 2>, chunkedTokens<W, 3>,
+                               chunkedTokens<W, 4>, chunkedTokens<W, 5>, chunkedTokens<W, 6>};
+    const int64_t rowBytes = k * static_cast<int64_t>(sizeof(W));
+    const int64_t block = std::clamp<int64_t>(2 * kBlockBytes / rowBytes, 8, kChunkRows);
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {
+        const int64_t nr = std::min(block, rows - r0);
+        for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
+            const int64_t left = tokens - t0;
+            const int64_t tiles = (left + kMaxT - 1) / kMaxT;
+            T = (left + tiles - 1) / tiles;
+            fns[T - 1](w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, nr, y + t0 * ldy + r0, ldy);
+        }
+    }
+}
+
+// Whether a float product takes the chunked path: prefill (more tokens than one tile) over rows
+// whose six tokens' activations exceed L1.
+inline bool chunked(int64_t k, int64_t tokens) { return tokens > kMaxT && 6 * 4 * k > kL1Bytes; }
+
 template <class W, int R, int T> struct FloatTile {
     static void run(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, float* y,
                     int64_t ldy) {
@@ -160,13 +243,19 @@ constexpr auto kQ4Tiles = tileTable<BlockQ4_0, BlockQ8_0, QuantTile>();
 
 void gemmF32(const float* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
              int64_t tokens, float* y, int64_t ldy) {
-    if (rows > 0 && tokens > 0)
+    if (rows <= 0 || tokens <= 0) return;
+    if (chunked(k, tokens))
+        chunkedFloat(w, ldw, x, ldx, k, rows, tokens, y, ldy);
+    else
         panel(kF32Tiles, floatRows(), w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 
 void gemmF16(const uint16_t* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, int64_t rows,
              int64_t tokens, float* y, int64_t ldy) {
-    if (rows > 0 && tokens > 0)
+    if (rows <= 0 || tokens <= 0) return;
+    if (chunked(k, tokens))
+        chunkedFloat(w, ldw, x, ldx, k, rows, tokens, y, ldy);
+    else
         panel(kF16Tiles, floatRows(), w, ldw, x, ldx, k, rows, tokens, y, ldy);
 }
 

@@ -235,6 +235,36 @@ TEST(VecGemm, RowBlocksOfBigMatricesChangeNoBit) {
     }
 }
 
+// Rows wider than L1 holds for six tokens (AVX2 walks them in chunks of k, keeping each output's
+// accumulators between chunks) with prefill token counts: still the single dot's bits, for
+// widths with and without the 8-element remainder and the scalar tail.
+TEST(VecGemm, WideRowsInChunksChangeNoBit) {
+    for (const VecKernels* k : tables()) {
+        for (int64_t K : {1376, 2048, 2059, 4096 + 16 + 8}) {
+            for (int64_t rows : {1, 5, 70}) {
+                for (int64_t tokens : {7, 13}) {
+                    const Panel p(rows, tokens, K, static_cast<uint32_t>(K + rows * 10 + tokens));
+                    const int64_t ldy = rows + 1;
+                    std::vector<float> y(p.outSize(), -1.0f);
+                    const std::string at = std::string(k->name) + " k=" + std::to_string(K) +
+                                           " rows=" + std::to_string(rows) + " tokens=" + std::to_string(tokens);
+                    k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f32 " << at;
+                    k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+                    for (int64_t t = 0; t < tokens; ++t)
+                        for (int64_t r = 0; r < rows; ++r)
+                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
+                                      k->dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f16 " << at;
+                    for (int64_t t = 0; t < tokens; ++t) ASSERT_EQ(y[static_cast<size_t>(t * ldy + rows)], -1.0f) << at;
+                }
+            }
+        }
+    }
+}
+
 // Against a double-precision product of exactly the values the kernel sees (decoded F16
 // weights; dequantised Q8_0/Q4_0 weights and activations): only the float summation
 // differs, bounded by atol + rtol * sum |w x|.
