@@ -7,24 +7,24 @@
 
 namespace mb::engine {
 
-std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
+uint64_t panelBytesOf(const kernels::WeightMatrix& w) {
     using kernels::TensorType;
     const kernels::VecKernels& k = kernels::vecKernels();
-    // Bytes of w's panels, 0 for a form without a panel kernel in this table.
-    auto panelBytes = [&](const kernels::WeightMatrix& w) -> uint64_t {
-        if (w.type == TensorType::F32 && k.gemmPanelsF32)
-            return kernels::panelsF32Bytes(w.rows, w.cols);
-        if (w.type == TensorType::F16 && k.gemmPanelsF16) return kernels::panelsF16Bytes(w.rows, w.cols);
-        if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
-            return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
-        if (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0)
-            return kernels::panelsQ4_0Bytes(w.rows, w.cols / kernels::kQ4_0BlockSize);
-        return 0;
-    };
+    if (w.type == TensorType::F32 && k.gemmPanelsF32) return kernels::panelsF32Bytes(w.rows, w.cols);
+    if (w.type == TensorType::F16 && k.gemmPanelsF16) return kernels::panelsF16Bytes(w.rows, w.cols);
+    if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
+        return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
+    if (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0)
+        return kernels::panelsQ4_0Bytes(w.rows, w.cols / kernels::kQ4_0BlockSize);
+    return 0;
+}
+
+std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
+    using kernels::TensorType;
     uint64_t bytes = 0;
     for (const LayerWeights& l : model.layers())
-        for (auto proj : kProjections) bytes += panelBytes(l.*proj);
-    bytes += panelBytes(model.output());
+        for (auto proj : kProjections) bytes += panelBytesOf(l.*proj);
+    bytes += panelBytesOf(model.output());
     const uint64_t limit = memoryLimitBytes();
     if (bytes == 0 || limit == 0 || bytes > limit / 4) return nullptr;
 
@@ -35,7 +35,7 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
     p->memory = kernels::allocatePanelMemory(bytes);
     auto* next = reinterpret_cast<uint8_t*>(p->memory.get());
     auto pack = [&](const kernels::WeightMatrix& w) -> const void* {
-        const uint64_t b = panelBytes(w);
+        const uint64_t b = panelBytesOf(w);
         if (b == 0) return nullptr;
         uint8_t* out = next;
         if (w.type == TensorType::F32)

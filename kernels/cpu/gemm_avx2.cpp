@@ -191,12 +191,9 @@ void chunkedFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t 
     const int64_t block = std::clamp<int64_t>(2 * kBlockBytes / rowBytes, 8, kChunkRows);
     for (int64_t r0 = 0; r0 < rows; r0 += block) {
         const int64_t nr = std::min(block, rows - r0);
-        for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
-            const int64_t left = tokens - t0;
-            const int64_t tiles = (left + kMaxT - 1) / kMaxT;
-            T = (left + tiles - 1) / tiles;
+        forEachTokenTile(tokens, kMaxT, [&](int64_t t0, int64_t T) {
             fns[T - 1](w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, nr, y + t0 * ldy + r0, ldy);
-        }
+        });
     }
 }
 

@@ -49,28 +49,43 @@ constexpr TileTable<W, X> tileTable() {
 // bytes per 8 elements. rowsPerTile[T - 1]: rows per tile of T tokens. Which tile computes an
 // output never changes its bits (the tile functions' contract), so blocking is free to choose.
 constexpr int64_t kBlockBytes = 256 * 1024;
+
+// Tokens in the fewest tiles of at most maxT, as even as can be (8 = 4 + 4, not 6 + 2: a 2-token
+// tile loads 10 vectors per 16 products where a 4-token one loads 10 per 24): fn(t0, T) per tile.
+template <class Fn>
+void forEachTokenTile(int64_t tokens, int64_t maxT, Fn&& fn) {
+    for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
+        const int64_t left = tokens - t0;
+        const int64_t tiles = (left + maxT - 1) / maxT;
+        T = (left + tiles - 1) / tiles;
+        fn(t0, T);
+    }
+}
+
+// The panel's walk over rows of rowBytes each: fn(T, R, r0, t0) for the tile of R rows from r0
+// and T tokens from t0, rows in blocks of about kBlockBytes.
+template <class Fn>
+void forEachTile(const int* rowsPerTile, int64_t rowBytes, int64_t rows, int64_t tokens, Fn&& fn) {
+    // A multiple of 24, which the common tile heights (8, 6, 4, 3, 2) divide.
+    const int64_t block =
+        tokens <= kMaxT ? rows : std::max<int64_t>(24, kBlockBytes / std::max<int64_t>(1, rowBytes) / 24 * 24);
+    for (int64_t b0 = 0; b0 < rows; b0 += block) {
+        const int64_t b1 = std::min(rows, b0 + block);
+        forEachTokenTile(tokens, kMaxT, [&](int64_t t0, int64_t T) {
+            const int64_t rowTile = rowsPerTile[T - 1];
+            for (int64_t r0 = b0; r0 < b1; r0 += rowTile) fn(T, std::min(rowTile, b1 - r0), r0, t0);
+        });
+    }
+}
+
 template <class W, class X>
 void panel(const TileTable<W, X>& table, const int* rowsPerTile, const W* w, int64_t ldw, const X* x,
            int64_t ldx, int64_t k, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
-    const int64_t rowBytes = std::max<int64_t>(1, k * static_cast<int64_t>(sizeof(W)));
-    // A multiple of 24, which the common tile heights (8, 6, 4, 3, 2) divide.
-    const int64_t block = tokens <= kMaxT ? rows : std::max<int64_t>(24, kBlockBytes / rowBytes / 24 * 24);
-    for (int64_t b0 = 0; b0 < rows; b0 += block) {
-        const int64_t b1 = std::min(rows, b0 + block);
-        // Tokens in the fewest tiles, as even as can be (8 = 4 + 4, not 6 + 2: a 2-token tile
-        // loads 10 vectors per 16 products where a 4-token one loads 10 per 24).
-        for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
-            const int64_t left = tokens - t0;
-            const int64_t tiles = (left + kMaxT - 1) / kMaxT;
-            T = (left + tiles - 1) / tiles;
-            const int64_t rowTile = rowsPerTile[T - 1];
-            for (int64_t r0 = b0; r0 < b1; r0 += rowTile) {
-                const int64_t R = std::min(rowTile, b1 - r0);
-                table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
-                    w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
-            }
-        }
-    }
+    forEachTile(rowsPerTile, k * static_cast<int64_t>(sizeof(W)), rows, tokens,
+                [&](int64_t T, int64_t R, int64_t r0, int64_t t0) {
+                    table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
+                        w + r0 * ldw, ldw, x + t0 * ldx, ldx, k, y + t0 * ldy + r0, ldy);
+                });
 }
 
 // A single dot product as the 1 x 1 tile of a gemm (VecKernels::gemm* signature), so a dot

@@ -27,28 +27,16 @@ constexpr LegacyTileTable<W> legacyTileTable() {
             legacyRowTable<W, Tile, 4>(rs), legacyRowTable<W, Tile, 5>(rs), legacyRowTable<W, Tile, 6>(rs)};
 }
 
-// gemm_panel.h's panel(): rows in blocks of about kBlockBytes, tokens in the fewest, most even
-// tiles, rowsPerTile[T - 1] rows per tile of T tokens.
+// gemm_panel.h's panel() for these tiles.
 template <class W>
 void legacyPanel(const LegacyTileTable<W>& table, const int* rowsPerTile, const W* w, int64_t ldw, const BlockQ8_0* x,
                  const Q8Sums* xs, int64_t ldx, int64_t nb, int64_t rows, int64_t tokens, float* y, int64_t ldy) {
     if (rows <= 0 || tokens <= 0) return;
-    const int64_t rowBytes = std::max<int64_t>(1, nb * static_cast<int64_t>(sizeof(W)));
-    const int64_t block = tokens <= kMaxT ? rows : std::max<int64_t>(24, kBlockBytes / rowBytes / 24 * 24);
-    for (int64_t b0 = 0; b0 < rows; b0 += block) {
-        const int64_t b1 = std::min(rows, b0 + block);
-        for (int64_t t0 = 0, T = 0; t0 < tokens; t0 += T) {
-            const int64_t left = tokens - t0;
-            const int64_t tiles = (left + kMaxT - 1) / kMaxT;
-            T = (left + tiles - 1) / tiles;
-            const int64_t rowTile = rowsPerTile[T - 1];
-            for (int64_t r0 = b0; r0 < b1; r0 += rowTile) {
-                const int64_t R = std::min(rowTile, b1 - r0);
-                table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
-                    w + r0 * ldw, ldw, x + t0 * ldx, xs + t0 * ldx, ldx, nb, y + t0 * ldy + r0, ldy);
-            }
-        }
-    }
+    forEachTile(rowsPerTile, nb * static_cast<int64_t>(sizeof(W)), rows, tokens,
+                [&](int64_t T, int64_t R, int64_t r0, int64_t t0) {
+                    table[static_cast<size_t>(T - 1)][static_cast<size_t>(R - 1)](
+                        w + r0 * ldw, ldw, x + t0 * ldx, xs + t0 * ldx, ldx, nb, y + t0 * ldy + r0, ldy);
+                });
 }
 
 // A single dot as the 1 x 1 tile of a gemm (VecKernels::gemmQ4_1's signature), so a dot and

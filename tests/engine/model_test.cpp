@@ -34,15 +34,9 @@ std::vector<int32_t> greedy(const LlamaModel& m, int threads, int maxTokens, con
 
 // Whether the chosen kernel table multiplies panels of some matrix of m (so a Forward makes them).
 bool tableHasPanelsFor(const LlamaModel& m) {
-    using mb::kernels::TensorType;
-    const auto& k = mb::kernels::vecKernels();
-    auto has = [&](const mb::kernels::WeightMatrix& w) {
-        return (w.type == TensorType::F32 && k.gemmPanelsF32) || (w.type == TensorType::F16 && k.gemmPanelsF16) ||
-               (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0) || (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0);
-    };
-    bool any = has(m.output());
+    bool any = panelBytesOf(m.output()) > 0;
     for (const LayerWeights& l : m.layers())
-        for (auto proj : kProjections) any = any || has(l.*proj);
+        for (auto proj : kProjections) any = any || panelBytesOf(l.*proj) > 0;
     return any;
 }
 
