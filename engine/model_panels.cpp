@@ -1,4 +1,4 @@
-// Packing a model's F32, F16, Q8_0 and Q4_0 matrices into panels once, within a share of the memory limit.
+// Packing a model's F32, F16, Q8_0, Q4_0, Q4_K and Q6_K matrices into panels once, within a share of the memory limit.
 #include "engine/model_panels.h"
 
 #include "engine/llama_model.h"
@@ -8,19 +8,10 @@
 namespace mb::engine {
 
 uint64_t panelBytesOf(const kernels::WeightMatrix& w) {
-    using kernels::TensorType;
-    const kernels::VecKernels& k = kernels::vecKernels();
-    if (w.type == TensorType::F32 && k.gemmPanelsF32) return kernels::panelsF32Bytes(w.rows, w.cols);
-    if (w.type == TensorType::F16 && k.gemmPanelsF16) return kernels::panelsF16Bytes(w.rows, w.cols);
-    if (w.type == TensorType::Q8_0 && k.gemmPanelsQ8_0)
-        return kernels::panelsQ8_0Bytes(w.rows, w.cols / kernels::kQ8_0BlockSize);
-    if (w.type == TensorType::Q4_0 && k.gemmPanelsQ4_0)
-        return kernels::panelsQ4_0Bytes(w.rows, w.cols / kernels::kQ4_0BlockSize);
-    return 0;
+    return kernels::panelBytesFor(kernels::vecKernels(), w.type, w.rows, w.cols);
 }
 
 std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
-    using kernels::TensorType;
     uint64_t bytes = 0;
     for (const LayerWeights& l : model.layers())
         for (auto proj : kProjections) bytes += panelBytesOf(l.*proj);
@@ -38,18 +29,7 @@ std::unique_ptr<ModelPanels> makeModelPanels(const LlamaModel& model) {
         const uint64_t b = panelBytesOf(w);
         if (b == 0) return nullptr;
         uint8_t* out = next;
-        if (w.type == TensorType::F32)
-            kernels::packPanelsF32(static_cast<const float*>(w.data), w.rows, w.cols,
-                                   reinterpret_cast<float*>(out));
-        else if (w.type == TensorType::F16)
-            kernels::packPanelsF16(static_cast<const uint16_t*>(w.data), w.rows, w.cols,
-                                   reinterpret_cast<uint16_t*>(out));
-        else if (w.type == TensorType::Q8_0)
-            kernels::packPanelsQ8_0(static_cast<const kernels::BlockQ8_0*>(w.data), w.rows,
-                                    w.cols / kernels::kQ8_0BlockSize, out);
-        else
-            kernels::packPanelsQ4_0(static_cast<const kernels::BlockQ4_0*>(w.data), w.rows,
-                                    w.cols / kernels::kQ4_0BlockSize, out);
+        kernels::packPanels(w.type, w.data, w.rows, w.cols, out);
         next += b;
         return out;
     };

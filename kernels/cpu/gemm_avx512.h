@@ -55,5 +55,11 @@ void gemmPanelsQ8_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, c
 // VecKernels::gemmPanelsQ4_0: the same over Q4_0 panels.
 void gemmPanelsQ4_0(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x, int64_t ldx,
                     const int32_t* xbias, const float* xscale, int64_t tokens, float* y, int64_t ldy);
+// VecKernels::gemmPanelsQ4_K and gemmPanelsQ6_K, defined in gemm_panels_k_avx512.cpp: vpdpbusd
+// outer-product tiles of Q4_K and Q6_K panels (kernels/cpu/panels_k.h) with Q8_K activations.
+void gemmPanelsQ4_K(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x, int64_t ldx,
+                    int64_t tokens, float* y, int64_t ldy);
+void gemmPanelsQ6_K(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x, int64_t ldx,
+                    int64_t tokens, float* y, int64_t ldy);
 
 } // namespace mb::kernels::avx512

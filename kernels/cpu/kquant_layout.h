@@ -27,6 +27,20 @@ inline int q6(const BlockQ6_K& b, int e) {
     const int high = (b.qh[h * 32 + i % 32] >> (2 * (i / 32))) & 3;
     return (low | (high << 4)) - 32;
 }
+// All 256 of a Q6_K block's values as q6(b, e) + 32 (0..63), in one pass: per half h and l < 32,
+// ql[64h + l] and ql[64h + 32 + l] give elements l, 32 + l (low nibbles), 64 + l, 96 + l (high),
+// with qh[32h + l]'s bit pairs 0 to 3 in that order.
+inline void q6Values(const BlockQ6_K& b, uint8_t (&q)[256]) {
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < 32; ++l) {
+            const int a = b.ql[64 * h + l], c = b.ql[64 * h + 32 + l], bits = b.qh[32 * h + l];
+            uint8_t* o = q + 128 * h + l;
+            o[0] = static_cast<uint8_t>((a & 0xF) | ((bits & 3) << 4));
+            o[32] = static_cast<uint8_t>((c & 0xF) | (((bits >> 2) & 3) << 4));
+            o[64] = static_cast<uint8_t>((a >> 4) | (((bits >> 4) & 3) << 4));
+            o[96] = static_cast<uint8_t>((c >> 4) | (((bits >> 6) & 3) << 4));
+        }
+}
 // IQ4_XS: the level of element e (sub-block e / 32 of 16 bytes, low nibbles first), and sub-block
 // s's 6-bit scale minus 32.
 inline int iq4Xs(const BlockIq4Xs& b, int e) {

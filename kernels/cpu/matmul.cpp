@@ -146,9 +146,23 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1, k.tileQ2_K); break;
     case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1, k.tileQ3_K); break;
-    case TensorType::Q4_K: dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1, k.tileQ4_K); break;
+    case TensorType::Q4_K:
+        if (w.panels && k.gemmPanelsQ4_K) {
+            k.gemmPanelsQ4_K(static_cast<const uint8_t*>(w.panels), K / kSuperBlockSize, r0, r1, q.kblocks,
+                             K / kSuperBlockSize, n, y, w.rows);
+            break;
+        }
+        dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1, k.tileQ4_K);
+        break;
     case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1, k.tileQ5_K); break;
-    case TensorType::Q6_K: dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1, k.tileQ6_K); break;
+    case TensorType::Q6_K:
+        if (w.panels && k.gemmPanelsQ6_K) {
+            k.gemmPanelsQ6_K(static_cast<const uint8_t*>(w.panels), K / kSuperBlockSize, r0, r1, q.kblocks,
+                             K / kSuperBlockSize, n, y, w.rows);
+            break;
+        }
+        dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1, k.tileQ6_K);
+        break;
     case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1, k.tileIq4Xs); break;
     case TensorType::Q8_K: dequantisedRows(k, w, x, n, y, r0, r1); break; // activations' type, not in files
     }

@@ -17,8 +17,8 @@ struct WeightMatrix {
     int64_t rows = 0;
     int64_t cols = 0;
     const void* data = nullptr;
-    // Optional, F32, F16, Q8_0 and Q4_0 only: the same matrix as 16-row panels (kernels/cpu/panels.h:
-    // packPanelsF32, F16, Q8_0 or Q4_0; owned by whoever made them). When set and the kernel
+    // Optional, F32, F16, Q8_0, Q4_0, Q4_K and Q6_K only: the same matrix as 16-row panels
+    // (kernels/cpu/panels.h: packPanels; owned by whoever made them). When set and the kernel
     // table has the type's gemmPanels*, matmul multiplies the panels (outer products; other
     // bits than the rows' dot products, the same for any batch); the rows stay the matrix's
     // definition (and what every other reader uses).

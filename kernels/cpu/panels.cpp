@@ -2,6 +2,8 @@
 #include "kernels/cpu/panels.h"
 
 #include "kernels/cpu/fp16.h"
+#include "kernels/cpu/panels_k.h"
+#include "kernels/cpu/vec.h"
 
 #include <sys/mman.h>
 
@@ -116,6 +118,52 @@ void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb
             bias[t * nb + b] = -128 * sum;
             scale[t * nb + b] = fp16ToFloat(xb.d);
         }
+}
+
+size_t panelBytesFor(const VecKernels& k, TensorType type, int64_t rows, int64_t cols) {
+    switch (type) {
+    case TensorType::F32: return k.gemmPanelsF32 ? panelsF32Bytes(rows, cols) : 0;
+    case TensorType::F16: return k.gemmPanelsF16 ? panelsF16Bytes(rows, cols) : 0;
+    case TensorType::Q8_0: return k.gemmPanelsQ8_0 ? panelsQ8_0Bytes(rows, cols / kQ8_0BlockSize) : 0;
+    case TensorType::Q4_0: return k.gemmPanelsQ4_0 ? panelsQ4_0Bytes(rows, cols / kQ4_0BlockSize) : 0;
+    case TensorType::Q4_K: return k.gemmPanelsQ4_K ? panelsQ4_KBytes(rows, cols / kSuperBlockSize) : 0;
+    case TensorType::Q6_K: return k.gemmPanelsQ6_K ? panelsQ6_KBytes(rows, cols / kSuperBlockSize) : 0;
+    case TensorType::BF16:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::IQ4_NL:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::Q5_K:
+    case TensorType::IQ4_XS:
+    case TensorType::Q8_K: return 0; // no panel layout: multiplied from the rows
+    }
+    return 0;
+}
+
+void packPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out) {
+    auto* bytes = static_cast<uint8_t*>(out);
+    switch (type) {
+    case TensorType::F32: packPanelsF32(static_cast<const float*>(w), rows, cols, static_cast<float*>(out)); return;
+    case TensorType::F16:
+        packPanelsF16(static_cast<const uint16_t*>(w), rows, cols, static_cast<uint16_t*>(out));
+        return;
+    case TensorType::Q8_0: packPanelsQ8_0(static_cast<const BlockQ8_0*>(w), rows, cols / kQ8_0BlockSize, bytes); return;
+    case TensorType::Q4_0: packPanelsQ4_0(static_cast<const BlockQ4_0*>(w), rows, cols / kQ4_0BlockSize, bytes); return;
+    case TensorType::Q4_K: packPanelsQ4_K(static_cast<const BlockQ4_K*>(w), rows, cols / kSuperBlockSize, bytes); return;
+    case TensorType::Q6_K: packPanelsQ6_K(static_cast<const BlockQ6_K*>(w), rows, cols / kSuperBlockSize, bytes); return;
+    case TensorType::BF16:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::IQ4_NL:
+    case TensorType::Q2_K:
+    case TensorType::Q3_K:
+    case TensorType::Q5_K:
+    case TensorType::IQ4_XS:
+    case TensorType::Q8_K: return; // panelBytesFor gave 0: nothing to pack
+    }
 }
 
 } // namespace mb::kernels

@@ -74,6 +74,15 @@ void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out);
 void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb, int32_t* bias,
                      float* scale);
 
+// Which matrices become panels, the one place that says so: the bytes of the panels of a (rows,
+// cols) matrix of `type` for kernel table k (kernels/cpu/vec.h), 0 where k has no panel product
+// for the type (k's gemmPanels* is null) or the type has no panel layout.
+struct VecKernels;
+size_t panelBytesFor(const VecKernels& k, TensorType type, int64_t rows, int64_t cols);
+// Packs w (rows x cols of `type`, row-major) into `out`, panelBytesFor(k, type, rows, cols) bytes
+// (64-byte aligned), with the type's pack* above or in panels_k.h. Only for types it gave bytes.
+void packPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out);
+
 // Memory for panels, `bytes` of it, 64-byte aligned; from 2 MiB on, 2 MiB-aligned and
 // advised as huge pages (where the kernel has transparent huge pages it then faults in
 // 2 MiB at a time, not 4 KiB: 12 ms instead of 105 ms for stories15m's 37 MB output matrix

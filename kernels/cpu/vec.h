@@ -118,6 +118,16 @@ struct VecKernels {
     void (*gemmPanelsQ4_0)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_0* x,
                            int64_t ldx, const int32_t* xbias, const float* xscale, int64_t tokens, float* y,
                            int64_t ldy);
+    // The same for Q4_K and Q6_K matrices as panels (packPanelsQ4_K, packPanelsQ6_K,
+    // kernels/cpu/panels_k.h; nb super-blocks per row) and Q8_K activations (x rows ldx blocks
+    // apart): per output and super-block the exact integer sums S (and for Q4_K the mins' M),
+    // chained as acc = fma(float(S), d * xd, acc) (Q4_K then acc = fma(-float(M), dmin * xd,
+    // acc)) over the super-blocks in order from acc = 0, in every tile
+    // (kernels/cpu/gemm_panels_k_avx512.cpp). Other bits than the dots. nullptr where absent.
+    void (*gemmPanelsQ4_K)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x,
+                           int64_t ldx, int64_t tokens, float* y, int64_t ldy);
+    void (*gemmPanelsQ6_K)(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x,
+                           int64_t ldx, int64_t tokens, float* y, int64_t ldy);
     // Activations to Q8_K (n % 256 == 0; the bits of quantizeRowQ8_K) for the k-quant dots, and
     // those dots: one weight row of nb 256-element blocks times one Q8_K row
     // (kernels/cpu/kquant_dot.h). Never nullptr.

@@ -199,6 +199,8 @@ const VecKernels kAvx2{"avx2",
                        nullptr, // gemmPanelsF16: likewise
                        avx2::gemmPanelsQ8_0,
                        avx2::gemmPanelsQ4_0,
+                       nullptr, // gemmPanelsQ4_K: Q4_K products read the rows
+                       nullptr, // gemmPanelsQ6_K: likewise
                        avx2::quantizeQ8_K,
                        avx2::dotQ2_K,
                        avx2::dotQ3_K,

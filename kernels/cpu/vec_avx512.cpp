@@ -45,6 +45,8 @@ VecKernels makeTable() {
     k.gemmPanelsF16 = avx512::gemmPanelsF16;
     k.gemmPanelsQ8_0 = avx512::gemmPanelsQ8_0;
     k.gemmPanelsQ4_0 = avx512::gemmPanelsQ4_0;
+    k.gemmPanelsQ4_K = avx512::gemmPanelsQ4_K;
+    k.gemmPanelsQ6_K = avx512::gemmPanelsQ6_K;
     k.dotQ4_K = avx512::dotQ4_K;
     k.dotQ5_K = avx512::dotQ5_K;
     k.dotQ6_K = avx512::dotQ6_K;

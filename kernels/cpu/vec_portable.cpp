@@ -143,6 +143,8 @@ const VecKernels kPortable{"portable", dotF32,   dotF16,   dotBF16,  dotQ8_0,  d
                            nullptr, // gemmPanelsF16: likewise
                            nullptr,  // gemmPanelsQ8_0: likewise
                            nullptr, // gemmPanelsQ4_0: Q4_0 products read the rows
+                           nullptr, // gemmPanelsQ4_K: likewise
+                           nullptr, // gemmPanelsQ6_K: likewise
                            quantizeQ8_K, portable::dotQ2_K, portable::dotQ3_K, portable::dotQ4_K,
                            portable::dotQ5_K, portable::dotQ6_K, portable::dotIq4Xs,
                            nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, // tileQ*_K, tileIq4Xs:

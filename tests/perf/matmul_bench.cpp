@@ -65,32 +65,13 @@ int main(int argc, char** argv) {
             for (int64_t r = 0; r < rows; ++r)
                 quantizeRow(type, wf.data() + r * cols, packed.data() + r * rowBytes(type, cols), cols);
             WeightMatrix w{type, rows, cols, packed.data()};
-            // F32, F16, Q8_0 and Q4_0 run twice: from their rows (dot tiles), then from 16-row panels
-            // (outer products) where the kernel table has them, as Forward uses them.
-            PanelMemory panels;
-            bool withPanels = false;
-            if (type == TensorType::F32 && vecKernels().gemmPanelsF32) {
-                panels = allocatePanelMemory(panelsF32Bytes(rows, cols));
-                packPanelsF32(wf.data(), rows, cols, panels.get());
-                withPanels = true;
-            } else if (type == TensorType::Q8_0 && vecKernels().gemmPanelsQ8_0) {
-                const int64_t nb = cols / kQ8_0BlockSize;
-                panels = allocatePanelMemory(panelsQ8_0Bytes(rows, nb));
-                packPanelsQ8_0(reinterpret_cast<const BlockQ8_0*>(packed.data()), rows, nb,
-                               reinterpret_cast<uint8_t*>(panels.get()));
-                withPanels = true;
-            } else if (type == TensorType::F16 && vecKernels().gemmPanelsF16) {
-                panels = allocatePanelMemory(panelsF16Bytes(rows, cols));
-                packPanelsF16(reinterpret_cast<const uint16_t*>(packed.data()), rows, cols,
-                              reinterpret_cast<uint16_t*>(panels.get()));
-                withPanels = true;
-            } else if (type == TensorType::Q4_0 && vecKernels().gemmPanelsQ4_0) {
-                const int64_t nb = cols / kQ4_0BlockSize;
-                panels = allocatePanelMemory(panelsQ4_0Bytes(rows, nb));
-                packPanelsQ4_0(reinterpret_cast<const BlockQ4_0*>(packed.data()), rows, nb,
-                               reinterpret_cast<uint8_t*>(panels.get()));
-                withPanels = true;
-            }
+            // Types with panels (F32, F16, Q8_0, Q4_0, Q4_K, Q6_K where the kernel table multiplies
+            // them) run twice: from their rows (dot tiles), then from 16-row panels (outer products), as
+            // Forward uses them.
+            const size_t panelBytes = panelBytesFor(vecKernels(), type, rows, cols);
+            PanelMemory panels = allocatePanelMemory(panelBytes);
+            const bool withPanels = panelBytes > 0;
+            if (withPanels) packPanels(type, packed.data(), rows, cols, panels.get());
             for (int layout = 0; layout < (withPanels ? 2 : 1); ++layout) {
                 w.panels = layout == 1 ? panels.get() : nullptr;
                 std::vector<float> y(static_cast<size_t>(n * rows));
