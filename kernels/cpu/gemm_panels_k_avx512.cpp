@@ -84,27 +84,24 @@ inline void minPairs(const BlockQ8_K& x, int32_t (&pairs)[4]) {
     }
 }
 
-template <int MP, int NT>
-void panelTileQ4K(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
-                  const __mmask16* masks) {
-    static_assert(3 * MP * NT + 3 <= 32, "the tile must fit the 32 ZMM registers");
-    const int64_t stride = q4kPanelStride(nb);
-    __m512 acc[MP][NT];
-    zeroTile(acc);
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* B = P + b * kQ4KPanelBlockBytes;
-        __m512i tot[MP][NT];
-#pragma GCC unroll 8
-        for (int p = 0; p < MP; ++p)
-#pragma GCC unroll 8
-            for (int t = 0; t < NT; ++t) tot[p][t] = _mm512_setzero_si512();
+// Q4_K's super-block: its 8 sub-blocks into tot, then the F32 chain with the mins' sums.
+struct Q4K {
+    static constexpr int64_t kBlockBytes = kQ4KPanelBlockBytes;
+    static constexpr int64_t stride(int64_t nb) { return q4kPanelStride(nb); }
+    template <int MP, int NT>
+    __attribute__((always_inline)) static void sums(const uint8_t* B, int64_t stride, const BlockQ8_K* x, int64_t ldx,
+                                                    __m512i (&tot)[MP][NT]) {
         for (int c = 0; c < 4; ++c) {
-            subBlockQ4K<MP, NT, false>(B, stride, 2 * c, x + b, ldx, tot);
-            subBlockQ4K<MP, NT, true>(B, stride, 2 * c + 1, x + b, ldx, tot);
+            subBlockQ4K<MP, NT, false>(B, stride, 2 * c, x, ldx, tot);
+            subBlockQ4K<MP, NT, true>(B, stride, 2 * c + 1, x, ldx, tot);
         }
+    }
+    template <int MP, int NT>
+    __attribute__((always_inline)) static void chain(const uint8_t* B, int64_t stride, const BlockQ8_K* x, int64_t ldx,
+                                                     const __m512i (&tot)[MP][NT], __m512 (&acc)[MP][NT]) {
         int32_t pairs[NT][4];
 #pragma GCC unroll 8
-        for (int t = 0; t < NT; ++t) minPairs(x[t * ldx + b], pairs[t]);
+        for (int t = 0; t < NT; ++t) minPairs(x[t * ldx], pairs[t]);
 #pragma GCC unroll 8
         for (int p = 0; p < MP; ++p) {
             const uint8_t* meta = B + p * stride;
@@ -117,14 +114,13 @@ void panelTileQ4K(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx,
                 for (int i = 0; i < 4; ++i)
                     m = _mm512_dpwssd_epi32(m, _mm512_cvtepu8_epi16(load256(meta + kQ4KPanelMins + 32 * i)),
                                             _mm512_set1_epi32(pairs[t][i]));
-                const __m512 xd = _mm512_set1_ps(x[t * ldx + b].d);
+                const __m512 xd = _mm512_set1_ps(x[t * ldx].d);
                 acc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[p][t]), _mm512_mul_ps(d, xd), acc[p][t]);
                 acc[p][t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), _mm512_mul_ps(dmin, xd), acc[p][t]);
             }
         }
     }
-    storeTile<MP, NT>(acc, y, ldy, masks);
-}
+};
 
 // Q6_K: sub-block j's 16 values per row from 4 low-nibble groups (half j % 2 of groups
 // 4 (j / 2) + g) and the bit pairs g of high group j; sums started at -32 * bsums[j].
@@ -172,32 +168,49 @@ __attribute__((always_inline)) inline void subBlockQ6K(const uint8_t* B, int64_t
     }
 }
 
-template <int MP, int NT>
-void panelTileQ6K(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
-                  const __mmask16* masks) {
-    static_assert(3 * MP * NT + 6 <= 32, "the tile must fit the 32 ZMM registers");
-    const int64_t stride = q6kPanelStride(nb);
-    __m512 acc[MP][NT];
-    zeroTile(acc);
-    for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* B = P + b * kQ6KPanelBlockBytes;
-        __m512i tot[MP][NT];
-#pragma GCC unroll 8
-        for (int p = 0; p < MP; ++p)
-#pragma GCC unroll 8
-            for (int t = 0; t < NT; ++t) tot[p][t] = _mm512_setzero_si512();
+// Q6_K's super-block: its 16 sub-blocks into tot, then the F32 chain.
+struct Q6K {
+    static constexpr int64_t kBlockBytes = kQ6KPanelBlockBytes;
+    static constexpr int64_t stride(int64_t nb) { return q6kPanelStride(nb); }
+    template <int MP, int NT>
+    __attribute__((always_inline)) static void sums(const uint8_t* B, int64_t stride, const BlockQ8_K* x, int64_t ldx,
+                                                    __m512i (&tot)[MP][NT]) {
         for (int i = 0; i < 8; ++i) {
-            subBlockQ6K<MP, NT, false>(B, stride, 2 * i, x + b, ldx, tot);
-            subBlockQ6K<MP, NT, true>(B, stride, 2 * i + 1, x + b, ldx, tot);
+            subBlockQ6K<MP, NT, false>(B, stride, 2 * i, x, ldx, tot);
+            subBlockQ6K<MP, NT, true>(B, stride, 2 * i + 1, x, ldx, tot);
         }
+    }
+    template <int MP, int NT>
+    __attribute__((always_inline)) static void chain(const uint8_t* B, int64_t stride, const BlockQ8_K* x, int64_t ldx,
+                                                     const __m512i (&tot)[MP][NT], __m512 (&acc)[MP][NT]) {
 #pragma GCC unroll 8
         for (int p = 0; p < MP; ++p) {
             const __m512 d = _mm512_cvtph_ps(load256(B + p * stride + kQ6KPanelD));
 #pragma GCC unroll 8
             for (int t = 0; t < NT; ++t)
-                acc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[p][t]), _mm512_mul_ps(d, _mm512_set1_ps(x[t * ldx + b].d)),
+                acc[p][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[p][t]), _mm512_mul_ps(d, _mm512_set1_ps(x[t * ldx].d)),
                                             acc[p][t]);
         }
+    }
+};
+
+// MP panels by NT tokens of type K (Q4K or Q6K): per super-block the exact sums, then the chain.
+template <class K, int MP, int NT>
+void panelTileK(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
+                const __mmask16* masks) {
+    static_assert(3 * MP * NT + 6 <= 32, "the tile must fit the 32 ZMM registers");
+    const int64_t stride = K::stride(nb);
+    __m512 acc[MP][NT];
+    zeroTile(acc);
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* B = P + b * K::kBlockBytes;
+        __m512i tot[MP][NT];
+#pragma GCC unroll 8
+        for (int p = 0; p < MP; ++p)
+#pragma GCC unroll 8
+            for (int t = 0; t < NT; ++t) tot[p][t] = _mm512_setzero_si512();
+        K::template sums<MP, NT>(B, stride, x + b, ldx, tot);
+        K::template chain<MP, NT>(B, stride, x + b, ldx, tot, acc);
     }
     storeTile<MP, NT>(acc, y, ldy, masks);
 }
@@ -208,26 +221,19 @@ constexpr int kMaxNTK = 4;
 // chain).
 constexpr int kPanelsForK[kMaxNTK] = {8, 4, 2, 2};
 using TileFnK = void (*)(const uint8_t*, int64_t, const BlockQ8_K*, int64_t, float*, int64_t, const __mmask16*);
-template <int MP, int NT> struct PanelTileQ4K {
-    static void run(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
-                    const __mmask16* masks) {
-        if constexpr (MP <= kPanelsForK[NT - 1])
-            panelTileQ4K<MP, NT>(P, nb, x, ldx, y, ldy, masks);
-        else
-            __builtin_trap();
-    }
+template <class K> struct PanelTileK {
+    template <int MP, int NT> struct Tile {
+        static void run(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
+                        const __mmask16* masks) {
+            if constexpr (MP <= kPanelsForK[NT - 1])
+                panelTileK<K, MP, NT>(P, nb, x, ldx, y, ldy, masks);
+            else
+                __builtin_trap();
+        }
+    };
 };
-template <int MP, int NT> struct PanelTileQ6K {
-    static void run(const uint8_t* P, int64_t nb, const BlockQ8_K* x, int64_t ldx, float* y, int64_t ldy,
-                    const __mmask16* masks) {
-        if constexpr (MP <= kPanelsForK[NT - 1])
-            panelTileQ6K<MP, NT>(P, nb, x, ldx, y, ldy, masks);
-        else
-            __builtin_trap();
-    }
-};
-constexpr auto kTilesQ4K = tileGrid<PanelTileQ4K, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
-constexpr auto kTilesQ6K = tileGrid<PanelTileQ6K, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
+constexpr auto kTilesQ4K = tileGrid<PanelTileK<Q4K>::Tile, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
+constexpr auto kTilesQ6K = tileGrid<PanelTileK<Q6K>::Tile, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
 
 template <class Grid>
 void kPanels(const Grid& tiles, int64_t stride, const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1,

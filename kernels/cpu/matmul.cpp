@@ -54,6 +54,17 @@ void dotRows(float (*dot)(const Block*, const BlockQ8_K*, int64_t), const Weight
     }
 }
 
+// A k-quant matrix: from its panels where it has them and the table multiplies them, else dotRows.
+using KPanels = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const BlockQ8_K*, int64_t, int64_t, float*,
+                         int64_t);
+template <class Block>
+void kquantRows(KPanels panels, float (*dot)(const Block*, const BlockQ8_K*, int64_t), KTile<Block> tile,
+                const WeightMatrix& w, const BlockQ8_K* xk, int64_t n, float* y, int64_t r0, int64_t r1) {
+    const int64_t nb = w.cols / kSuperBlockSize;
+    if (w.panels && panels) panels(static_cast<const uint8_t*>(w.panels), nb, r0, r1, xk, nb, n, y, w.rows);
+    else dotRows(dot, w, xk, n, y, r0, r1, tile);
+}
+
 // Any quantised matrix with F32 activations (MatmulScratch::f32Activations), and Q8_K (the
 // activations' type, which has no dot as weights): each row is dequantised to F32 once (ggml's
 // to_float bits, the table's toFloat) and multiplied by every token with the table's F32 tile of
@@ -146,23 +157,9 @@ void rowsOf(const VecKernels& k, const WeightMatrix& w, const float* x, const Qu
         break;
     case TensorType::Q2_K: dotRows(k.dotQ2_K, w, q.kblocks, n, y, r0, r1, k.tileQ2_K); break;
     case TensorType::Q3_K: dotRows(k.dotQ3_K, w, q.kblocks, n, y, r0, r1, k.tileQ3_K); break;
-    case TensorType::Q4_K:
-        if (w.panels && k.gemmPanelsQ4_K) {
-            k.gemmPanelsQ4_K(static_cast<const uint8_t*>(w.panels), K / kSuperBlockSize, r0, r1, q.kblocks,
-                             K / kSuperBlockSize, n, y, w.rows);
-            break;
-        }
-        dotRows(k.dotQ4_K, w, q.kblocks, n, y, r0, r1, k.tileQ4_K);
-        break;
+    case TensorType::Q4_K: kquantRows(k.gemmPanelsQ4_K, k.dotQ4_K, k.tileQ4_K, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::Q5_K: dotRows(k.dotQ5_K, w, q.kblocks, n, y, r0, r1, k.tileQ5_K); break;
-    case TensorType::Q6_K:
-        if (w.panels && k.gemmPanelsQ6_K) {
-            k.gemmPanelsQ6_K(static_cast<const uint8_t*>(w.panels), K / kSuperBlockSize, r0, r1, q.kblocks,
-                             K / kSuperBlockSize, n, y, w.rows);
-            break;
-        }
-        dotRows(k.dotQ6_K, w, q.kblocks, n, y, r0, r1, k.tileQ6_K);
-        break;
+    case TensorType::Q6_K: kquantRows(k.gemmPanelsQ6_K, k.dotQ6_K, k.tileQ6_K, w, q.kblocks, n, y, r0, r1); break;
     case TensorType::IQ4_XS: dotRows(k.dotIq4Xs, w, q.kblocks, n, y, r0, r1, k.tileIq4Xs); break;
     case TensorType::Q8_K: dequantisedRows(k, w, x, n, y, r0, r1); break; // activations' type, not in files
     }

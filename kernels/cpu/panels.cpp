@@ -1,4 +1,4 @@
-// Repacking row-major F32, Q8_0 and Q4_0 matrices into 16-row panels.
+// Repacking row-major F32, F16, Q8_0 and Q4_0 matrices into 16-row panels, and which types have panels.
 #include "kernels/cpu/panels.h"
 
 #include "kernels/cpu/fp16.h"
@@ -120,14 +120,55 @@ void prepareQ8Panels(const BlockQ8_0* x, int64_t ldx, int64_t tokens, int64_t nb
         }
 }
 
-size_t panelBytesFor(const VecKernels& k, TensorType type, int64_t rows, int64_t cols) {
+namespace {
+
+// A type's panel layout: its bytes and packer (over whole rows of cols elements) and whether a
+// kernel table multiplies it.
+struct PanelLayout {
+    size_t (*bytes)(int64_t rows, int64_t cols);
+    void (*pack)(const void* w, int64_t rows, int64_t cols, void* out);
+    bool (*inTable)(const VecKernels& k);
+};
+
+template <class Block, int64_t kBlock, size_t (*Bytes)(int64_t, int64_t),
+          void (*Pack)(const Block*, int64_t, int64_t, uint8_t*)>
+constexpr PanelLayout blockLayout(bool (*inTable)(const VecKernels&)) {
+    return {[](int64_t rows, int64_t cols) { return Bytes(rows, cols / kBlock); },
+            [](const void* w, int64_t rows, int64_t cols, void* out) {
+                Pack(static_cast<const Block*>(w), rows, cols / kBlock, static_cast<uint8_t*>(out));
+            },
+            inTable};
+}
+
+const PanelLayout kF32{panelsF32Bytes,
+                       [](const void* w, int64_t rows, int64_t cols, void* out) {
+                           packPanelsF32(static_cast<const float*>(w), rows, cols, static_cast<float*>(out));
+                       },
+                       [](const VecKernels& k) { return k.gemmPanelsF32 != nullptr; }};
+const PanelLayout kF16{panelsF16Bytes,
+                       [](const void* w, int64_t rows, int64_t cols, void* out) {
+                           packPanelsF16(static_cast<const uint16_t*>(w), rows, cols, static_cast<uint16_t*>(out));
+                       },
+                       [](const VecKernels& k) { return k.gemmPanelsF16 != nullptr; }};
+const PanelLayout kQ8_0 = blockLayout<BlockQ8_0, kQ8_0BlockSize, panelsQ8_0Bytes, packPanelsQ8_0>(
+    [](const VecKernels& k) { return k.gemmPanelsQ8_0 != nullptr; });
+const PanelLayout kQ4_0 = blockLayout<BlockQ4_0, kQ4_0BlockSize, panelsQ4_0Bytes, packPanelsQ4_0>(
+    [](const VecKernels& k) { return k.gemmPanelsQ4_0 != nullptr; });
+const PanelLayout kQ4_K = blockLayout<BlockQ4_K, kSuperBlockSize, panelsQ4_KBytes, packPanelsQ4_K>(
+    [](const VecKernels& k) { return k.gemmPanelsQ4_K != nullptr; });
+const PanelLayout kQ6_K = blockLayout<BlockQ6_K, kSuperBlockSize, panelsQ6_KBytes, packPanelsQ6_K>(
+    [](const VecKernels& k) { return k.gemmPanelsQ6_K != nullptr; });
+
+// The one place that says which types have a panel layout; every other type is multiplied from
+// its rows.
+const PanelLayout* layoutOf(TensorType type) {
     switch (type) {
-    case TensorType::F32: return k.gemmPanelsF32 ? panelsF32Bytes(rows, cols) : 0;
-    case TensorType::F16: return k.gemmPanelsF16 ? panelsF16Bytes(rows, cols) : 0;
-    case TensorType::Q8_0: return k.gemmPanelsQ8_0 ? panelsQ8_0Bytes(rows, cols / kQ8_0BlockSize) : 0;
-    case TensorType::Q4_0: return k.gemmPanelsQ4_0 ? panelsQ4_0Bytes(rows, cols / kQ4_0BlockSize) : 0;
-    case TensorType::Q4_K: return k.gemmPanelsQ4_K ? panelsQ4_KBytes(rows, cols / kSuperBlockSize) : 0;
-    case TensorType::Q6_K: return k.gemmPanelsQ6_K ? panelsQ6_KBytes(rows, cols / kSuperBlockSize) : 0;
+    case TensorType::F32: return &kF32;
+    case TensorType::F16: return &kF16;
+    case TensorType::Q8_0: return &kQ8_0;
+    case TensorType::Q4_0: return &kQ4_0;
+    case TensorType::Q4_K: return &kQ4_K;
+    case TensorType::Q6_K: return &kQ6_K;
     case TensorType::BF16:
     case TensorType::Q4_1:
     case TensorType::Q5_0:
@@ -137,33 +178,20 @@ size_t panelBytesFor(const VecKernels& k, TensorType type, int64_t rows, int64_t
     case TensorType::Q3_K:
     case TensorType::Q5_K:
     case TensorType::IQ4_XS:
-    case TensorType::Q8_K: return 0; // no panel layout: multiplied from the rows
+    case TensorType::Q8_K: return nullptr;
     }
-    return 0;
+    return nullptr;
+}
+
+} // namespace
+
+size_t panelBytesFor(const VecKernels& k, TensorType type, int64_t rows, int64_t cols) {
+    const PanelLayout* l = layoutOf(type);
+    return l && l->inTable(k) ? l->bytes(rows, cols) : 0;
 }
 
 void packPanels(TensorType type, const void* w, int64_t rows, int64_t cols, void* out) {
-    auto* bytes = static_cast<uint8_t*>(out);
-    switch (type) {
-    case TensorType::F32: packPanelsF32(static_cast<const float*>(w), rows, cols, static_cast<float*>(out)); return;
-    case TensorType::F16:
-        packPanelsF16(static_cast<const uint16_t*>(w), rows, cols, static_cast<uint16_t*>(out));
-        return;
-    case TensorType::Q8_0: packPanelsQ8_0(static_cast<const BlockQ8_0*>(w), rows, cols / kQ8_0BlockSize, bytes); return;
-    case TensorType::Q4_0: packPanelsQ4_0(static_cast<const BlockQ4_0*>(w), rows, cols / kQ4_0BlockSize, bytes); return;
-    case TensorType::Q4_K: packPanelsQ4_K(static_cast<const BlockQ4_K*>(w), rows, cols / kSuperBlockSize, bytes); return;
-    case TensorType::Q6_K: packPanelsQ6_K(static_cast<const BlockQ6_K*>(w), rows, cols / kSuperBlockSize, bytes); return;
-    case TensorType::BF16:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::IQ4_NL:
-    case TensorType::Q2_K:
-    case TensorType::Q3_K:
-    case TensorType::Q5_K:
-    case TensorType::IQ4_XS:
-    case TensorType::Q8_K: return; // panelBytesFor gave 0: nothing to pack
-    }
+    if (const PanelLayout* l = layoutOf(type)) l->pack(w, rows, cols, out);
 }
 
 } // namespace mb::kernels

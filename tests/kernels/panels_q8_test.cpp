@@ -168,24 +168,5 @@ TEST(Matmul, Q8PanelsGiveTheSameBitsForAnyThreadsAndBatch) {
     const PanelMemory m = panelsOf(wb, rows, nb);
     WeightMatrix w{TensorType::Q8_0, rows, cols, wb.data()};
     w.panels = m.get();
-    ThreadPool p1(1), p4(4);
-    MatmulScratch scratch;
-    std::vector<float> y1(static_cast<size_t>(n * rows)), y4(y1.size()),
-        one(static_cast<size_t>(rows));
-    matmul(w, x.data(), n, y1.data(), p1, scratch);
-    matmul(w, x.data(), n, y4.data(), p4, scratch);
-    for (size_t i = 0; i < y1.size(); ++i) ASSERT_TRUE(sameBits(y1[i], y4[i])) << "output " << i;
-    for (int64_t t = 0; t < n; ++t) {
-        matmul(w, x.data() + t * cols, 1, one.data(), p4, scratch);
-        for (int64_t r = 0; r < rows; ++r)
-            ASSERT_TRUE(
-                sameBits(one[static_cast<size_t>(r)], y1[static_cast<size_t>(t * rows + r)]))
-                << t << " " << r;
-    }
-    // And near the rows' dot products (the same integer sums, another float order).
-    WeightMatrix rowsOnly{TensorType::Q8_0, rows, cols, wb.data()};
-    std::vector<float> yRows(y1.size());
-    matmul(rowsOnly, x.data(), n, yRows.data(), p1, scratch);
-    for (size_t i = 0; i < y1.size(); ++i)
-        EXPECT_NEAR(y1[i], yRows[i], 1e-4f * (1.0f + std::fabs(yRows[i])));
+    mb::kernels::test::expectPanelMatmulInvariant(w, x, n);
 }
