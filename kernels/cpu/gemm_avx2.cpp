@@ -37,6 +37,8 @@ inline float scalar(uint16_t h) {
     return _cvtsh_ss(h);
 }
 
+constexpr int64_t kFloatAhead = 1024;
+
 // One R x T float tile over k elements. Each output has two accumulators, for the first
 // and second 8 elements of every 16 (two dependency chains, so even a 1 x 1 tile is not
 // bound by FMA latency); an 8-element remainder goes to the first; then a fixed
@@ -55,8 +57,14 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
             for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
         }
     };
+    // One token (decode) streams the weights from memory: each of the R rows is fetched
+    // kFloatAhead bytes ahead of where it is read, once per 64-byte line.
     int64_t i = 0;
     for (; i + 16 <= k; i += 16) {
+        if constexpr (T == 1)
+            if ((i * static_cast<int64_t>(sizeof(W))) % 64 == 0)
+                for (int r = 0; r < R; ++r)
+                    _mm_prefetch(reinterpret_cast<const char*>(w + r * ldw + i) + kFloatAhead, _MM_HINT_T0);
         step(i, acc0);
         step(i + 8, acc1);
     }
