@@ -16,12 +16,13 @@ namespace mb::engine {
 // constructor and reused, so a decode step allocates nothing. Uses (does not own) the
 // model and the thread pool. One thread at a time.
 //
-// F32 and Q8_0 weight matrices are multiplied from the model's 16-row panels
-// (LlamaModel::cpuPanels, made by the first Forward over the model and shared) when the
-// kernel table multiplies panels (AVX-512) and options.panels is set: outer-product tiles
-// that run prefill and batched decode at 1.4-1.8x (F32) and 2-5x (Q8_0) the row-major dot
-// tiles (docs/PERFORMANCE.md, "F32 panels", "Q8_0 panels"). Other forms (F16, BF16, Q4_0)
-// and the embedding rows (looked up, not multiplied) are used in place.
+// Weight matrices of the types the kernel table multiplies as panels (AVX-512: F32, F16, Q8_0,
+// Q4_0, Q4_K, Q6_K; AVX2: Q8_0, Q4_0; kernels::panelBytesFor) are multiplied from the model's
+// 16-row panels (LlamaModel::cpuPanels, made by the first Forward over the model and shared)
+// when options.panels is set: outer-product tiles that run prefill and batched decode at
+// 1.4-1.8x (F32), 2-5x (Q8_0) and about 3x (Q4_0, Q4_K) the row-major dot tiles
+// (docs/PERFORMANCE.md, "F32 panels", "Q8_0 panels", "Q4_K and Q6_K panels"). Other forms and
+// the embedding rows (looked up, not multiplied) are used in place.
 class Forward final : public ForwardBackend {
 public:
     Forward(const LlamaModel& model, kernels::ThreadPool& pool, ForwardOptions options = {});

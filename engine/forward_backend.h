@@ -42,7 +42,7 @@ struct ForwardOptions {
     bool fused = false;              // CPU: QKV and gate/up in one pool pass; CUDA: fused residual+norm, RoPE+KV write
     const RopeTable* rope = nullptr; // precomputed angles (must cover every position), else per token
     bool graphs = false;             // CUDA: capture the batch-1 decode step once as a graph and replay it
-    bool panels = true;              // CPU: F32 and Q8_0 matrices multiplied from panels where the kernels can (Forward)
+    bool panels = true;              // CPU: matrices multiplied from panels where the kernel table can (Forward)
     // CPU: quantised matrices multiplied as dequantised F32 rows with unquantised activations
     // (the weights' own error, as a float reference computes; other bits, slower)
     bool f32Activations = false;

@@ -1,5 +1,6 @@
 // F32, F16, Q8_0 and Q4_0 weight matrices repacked as 16-row panels, the layout of the outer-product
-// products (VecKernels::gemmPanelsF32, gemmPanelsF16, gemmPanelsQ8_0, gemmPanelsQ4_0).
+// products (VecKernels::gemmPanelsF32, gemmPanelsF16, gemmPanelsQ8_0, gemmPanelsQ4_0; Q4_K and
+// Q6_K's are in panels_k.h), and which types have panels (panelBytesFor, packPanels).
 #pragma once
 
 #include <cstddef>

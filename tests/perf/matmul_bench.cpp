@@ -4,9 +4,9 @@
 // stories15m | llama-3.2-1b] [types = f32,f16,q8_0,q4_0 (any quantisable types, comma-separated)]. For the model's shapes (stories110m: 768 x 768, 2048 x 768, 768 x 2048,
 // 32000 x 768; stories15m: the same with 288 and 768; llama-3.2-1b: 2048 x 2048, 8192 x 2048,
 // 2048 x 8192, 128256 x 2048, the row lengths where activations outgrow L1) and each weight type, prints the best and
-// median GMAC/s (1e9 multiply-adds per second) over the repetitions; F32, F16, Q8_0 and Q4_0 also
-// as "f32p", "f16p", "q8_0p" and "q4_0p", from 16-row panels (kernels/cpu/panels.h) where the kernel table
-// multiplies them. Best-of-N is the
+// median GMAC/s (1e9 multiply-adds per second) over the repetitions; the types with panels (F32,
+// F16, Q8_0, Q4_0, Q4_K, Q6_K) also as "f32p", "f16p", ..., "q6_kp", from 16-row panels
+// (kernels/cpu/panels.h, panels_k.h) where the kernel table multiplies them. Best-of-N is the
 // figure to compare on a shared machine: interference only ever slows a run down.
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/panels.h"
