@@ -37,6 +37,21 @@ inline float scalar(uint16_t h) {
     return _cvtsh_ss(h);
 }
 
+// The end of one output's two-chain sum (tileFloat's and the chunked tiles'): the 8-element
+// remainder to the first accumulator, the fixed horizontal sum, then the scalar tail.
+template <class W>
+float finishFloat(const W* w, const float* x, int64_t k, __m256 acc0, __m256 acc1) {
+    int64_t i = k / 16 * 16;
+    if (i + 8 <= k) {
+        acc0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), acc0);
+        i += 8;
+    }
+    float s = hsum(_mm256_add_ps(acc0, acc1));
+    for (int64_t j = i; j < k; ++j) s = std::fma(scalar(w[j]), x[j], s);
+    return s;
+}
+
+// Bytes ahead of the read that the one-token float tile fetches each row (see tileFloat).
 constexpr int64_t kFloatAhead = 1024;
 
 // One R x T float tile over k elements. Each output has two accumulators, for the first
@@ -68,16 +83,8 @@ void tileFloat(const W* w, int64_t ldw, const float* x, int64_t ldx, int64_t k, 
         step(i, acc0);
         step(i + 8, acc1);
     }
-    if (i + 8 <= k) {
-        step(i, acc0);
-        i += 8;
-    }
     for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) {
-            float s = hsum(_mm256_add_ps(acc0[r][t], acc1[r][t]));
-            for (int64_t j = i; j < k; ++j) s = std::fma(scalar(w[r * ldw + j]), x[t * ldx + j], s);
-            y[t * ldy + r] = s;
-        }
+        for (int t = 0; t < T; ++t) y[t * ldy + r] = finishFloat(w + r * ldw, x + t * ldx, k, acc0[r][t], acc1[r][t]);
 }
 
 // Weight block -> 32 signed bytes (element order as in the block) and its F16 scale.
@@ -134,8 +141,8 @@ void tileQuant(const WB* w, int64_t ldw, const BlockQ8_0* x, int64_t ldx, int64_
 // rows walks k in chunks of kChunk elements (a multiple of 16: the same two accumulators see the
 // same elements in the same order as tileFloat's), each chunk of T tokens' activations (12 KB)
 // staying in L1 while up to kChunkRows rows pass it; each output's two accumulators wait in
-// `acc` between chunks. The remainder, the sum and the tail are tileFloat's, so every output
-// keeps the single dot's bits.
+// `acc` between chunks. The remainder, the sum and the tail are tileFloat's (finishFloat), so every
+// output keeps the single dot's bits.
 constexpr int64_t kL1Bytes = 32 * 1024;
 constexpr int64_t kChunk = 512;
 constexpr int64_t kChunkRows = 64;
@@ -153,20 +160,6 @@ void chunkFloat(const W* w, const float* x, int64_t ldx, int64_t c0, int64_t c1,
         }
     }
     for (int t = 0; t < T; ++t) acc[2 * t] = a0[t], acc[2 * t + 1] = a1[t];
-}
-
-// tileFloat's end for one output: the 8-element remainder to the first accumulator, the fixed
-// horizontal sum, then the scalar tail.
-template <class W>
-float finishFloat(const W* w, const float* x, int64_t k, __m256 acc0, __m256 acc1) {
-    int64_t i = k / 16 * 16;
-    if (i + 8 <= k) {
-        acc0 = _mm256_fmadd_ps(load8(w + i), _mm256_loadu_ps(x + i), acc0);
-        i += 8;
-    }
-    float s = hsum(_mm256_add_ps(acc0, acc1));
-    for (int64_t j = i; j < k; ++j) s = std::fma(scalar(w[j]), x[j], s);
-    return s;
 }
 
 // y for rows [0, rows) (rows <= kChunkRows) and T tokens.

@@ -232,18 +232,17 @@ template <class K> struct PanelTileK {
         }
     };
 };
-constexpr auto kTilesQ4K = tileGrid<PanelTileK<Q4K>::Tile, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
-constexpr auto kTilesQ6K = tileGrid<PanelTileK<Q6K>::Tile, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
 
-template <class Grid>
-void kPanels(const Grid& tiles, int64_t stride, const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1,
-             const BlockQ8_K* x, int64_t ldx, int64_t tokens, float* y, int64_t ldy) {
+template <class K>
+void kPanels(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x, int64_t ldx,
+             int64_t tokens, float* y, int64_t ldy) {
     if (r0 >= r1 || tokens <= 0 || nb <= 0) return;
+    constexpr auto tiles = tileGrid<PanelTileK<K>::template Tile, TileFnK, kMaxMPK>(std::make_index_sequence<kMaxNTK>());
     drivePanels<kMaxNTK, kMaxMPK>(
         kPanelsForK, r0, r1, tokens, nb * static_cast<int64_t>(sizeof(BlockQ8_K)),
         [&](int64_t nt, int64_t np, int64_t g, int64_t t0, const __mmask16* masks) {
             tiles[static_cast<size_t>(nt - 1)][static_cast<size_t>(np - 1)](
-                panels + g * stride, nb, x + t0 * ldx, ldx, y + t0 * ldy + g * kPanelRows, ldy, masks);
+                panels + g * K::stride(nb), nb, x + t0 * ldx, ldx, y + t0 * ldy + g * kPanelRows, ldy, masks);
         });
 }
 
@@ -251,12 +250,12 @@ void kPanels(const Grid& tiles, int64_t stride, const uint8_t* panels, int64_t n
 
 void gemmPanelsQ4_K(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x, int64_t ldx,
                     int64_t tokens, float* y, int64_t ldy) {
-    kPanels(kTilesQ4K, q4kPanelStride(nb), panels, nb, r0, r1, x, ldx, tokens, y, ldy);
+    kPanels<Q4K>(panels, nb, r0, r1, x, ldx, tokens, y, ldy);
 }
 
 void gemmPanelsQ6_K(const uint8_t* panels, int64_t nb, int64_t r0, int64_t r1, const BlockQ8_K* x, int64_t ldx,
                     int64_t tokens, float* y, int64_t ldy) {
-    kPanels(kTilesQ6K, q6kPanelStride(nb), panels, nb, r0, r1, x, ldx, tokens, y, ldy);
+    kPanels<Q6K>(panels, nb, r0, r1, x, ldx, tokens, y, ldy);
 }
 
 } // namespace mb::kernels::avx512

@@ -81,11 +81,12 @@ void packBlockPanels(const Block* w, int64_t rows, int64_t nb, int groups, int64
     }
 }
 
-size_t panelsQ8_0Bytes(int64_t rows, int64_t nb) {
+size_t blockPanelsBytes(int64_t rows, int64_t nb, int64_t stride) {
     if (rows <= 0 || nb <= 0) return 0;
-    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    return static_cast<size_t>(panels * q8PanelStride(nb));
+    return static_cast<size_t>((rows + kPanelRows - 1) / kPanelRows * stride);
 }
+
+size_t panelsQ8_0Bytes(int64_t rows, int64_t nb) { return blockPanelsBytes(rows, nb, q8PanelStride(nb)); }
 
 // Q8_0's signed bytes stored + 128 (unsigned, for vpdpbusd).
 void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) {
@@ -95,11 +96,7 @@ void packPanelsQ8_0(const BlockQ8_0* w, int64_t rows, int64_t nb, uint8_t* out) 
     });
 }
 
-size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) {
-    if (rows <= 0 || nb <= 0) return 0;
-    const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
-    return static_cast<size_t>(panels * q4PanelStride(nb));
-}
+size_t panelsQ4_0Bytes(int64_t rows, int64_t nb) { return blockPanelsBytes(rows, nb, q4PanelStride(nb)); }
 
 // Q4_0's nibble bytes as stored.
 void packPanelsQ4_0(const BlockQ4_0* w, int64_t rows, int64_t nb, uint8_t* out) {

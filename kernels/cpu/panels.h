@@ -50,6 +50,9 @@ constexpr int64_t kQ8PanelBlockBytes = kQ8PanelQuantBytes + 16 * 2;
 // Bytes from one Q8_0 panel to the next: nb blocks, rounded up to 64 so every panel (and its
 // 64-byte groups) starts 64-byte aligned.
 constexpr int64_t q8PanelStride(int64_t nb) { return (nb * kQ8PanelBlockBytes + 63) / 64 * 64; }
+// Bytes of the ceil(rows / 16) panels of a quantised matrix whose panels are `stride` bytes
+// apart; 0 when rows or nb is not positive.
+size_t blockPanelsBytes(int64_t rows, int64_t nb, int64_t stride);
 size_t panelsQ8_0Bytes(int64_t rows, int64_t nb);
 // Writes the panels of w (rows x nb blocks, rows nb blocks apart) to `out`:
 // panelsQ8_0Bytes(rows, nb) bytes, 64-byte aligned.

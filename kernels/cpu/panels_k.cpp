@@ -10,11 +10,6 @@ namespace mb::kernels {
 
 namespace {
 
-size_t panelBytes(int64_t rows, int64_t nb, int64_t stride) {
-    if (rows <= 0 || nb <= 0) return 0;
-    return static_cast<size_t>((rows + kPanelRows - 1) / kPanelRows * stride);
-}
-
 // fill(block, lane, out) for each super-block of each row (block null past the last row), out
 // the panel's bytes of that super-block.
 template <class Block, class Fill>
@@ -35,7 +30,7 @@ void putHalf(uint8_t* at, uint16_t h) { std::memcpy(at, &h, 2); }
 
 } // namespace
 
-size_t panelsQ4_KBytes(int64_t rows, int64_t nb) { return panelBytes(rows, nb, q4kPanelStride(nb)); }
+size_t panelsQ4_KBytes(int64_t rows, int64_t nb) { return blockPanelsBytes(rows, nb, q4kPanelStride(nb)); }
 
 void packPanelsQ4_K(const BlockQ4_K* w, int64_t rows, int64_t nb, uint8_t* out) {
     packSuperBlocks(w, rows, nb, kQ4KPanelBlockBytes, out, [](const BlockQ4_K& src, int lane, uint8_t* dst) {
@@ -52,7 +47,7 @@ void packPanelsQ4_K(const BlockQ4_K* w, int64_t rows, int64_t nb, uint8_t* out) 
     });
 }
 
-size_t panelsQ6_KBytes(int64_t rows, int64_t nb) { return panelBytes(rows, nb, q6kPanelStride(nb)); }
+size_t panelsQ6_KBytes(int64_t rows, int64_t nb) { return blockPanelsBytes(rows, nb, q6kPanelStride(nb)); }
 
 void packPanelsQ6_K(const BlockQ6_K* w, int64_t rows, int64_t nb, uint8_t* out) {
     packSuperBlocks(w, rows, nb, kQ6KPanelBlockBytes, out, [](const BlockQ6_K& src, int lane, uint8_t* dst) {

@@ -156,6 +156,23 @@ struct Panel {
     size_t outSize() const { return static_cast<size_t>(tokens * (rows + 1)); } // ldy = rows + 1
 };
 
+// gemmF32 and gemmF16 of panel p (ldy = rows + 1, y holding -1 beforehand): every output the
+// table's single dot bit for bit, and the column past the rows untouched.
+void expectFloatGemmsEqualTheDots(const VecKernels& k, const Panel& p, std::vector<float>& y, const std::string& at) {
+    const int64_t rows = p.rows, tokens = p.tokens, K = p.k, ldy = rows + 1;
+    k.gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)], k.dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K))
+                << "f32 " << at;
+    k.gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
+    for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)], k.dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K))
+                << "f16 " << at;
+    for (int64_t t = 0; t < tokens; ++t) ASSERT_EQ(y[static_cast<size_t>(t * ldy + rows)], -1.0f) << at;
+}
+
 const int64_t kRowCounts[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 17};
 const int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 13};
 
@@ -174,17 +191,8 @@ TEST(VecGemm, EveryOutputEqualsTheSingleDotBitForBit) {
                     const std::string at = std::string(k->name) + " k=" + std::to_string(K) +
                                            " rows=" + std::to_string(rows) + " tokens=" + std::to_string(tokens);
                     std::vector<float> y(p.outSize(), -1.0f);
-                    k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
-                    for (int64_t t = 0; t < tokens; ++t)
-                        for (int64_t r = 0; r < rows; ++r)
-                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
-                                      k->dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f32 " << at;
-                    k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
-                    for (int64_t t = 0; t < tokens; ++t)
-                        for (int64_t r = 0; r < rows; ++r)
-                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
-                                      k->dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f16 " << at;
-                    for (int64_t t = 0; t < tokens; ++t) ASSERT_EQ(y[static_cast<size_t>(t * ldy + rows)], -1.0f) << at;
+                    expectFloatGemmsEqualTheDots(*k, p, y, at);
+                    if (::testing::Test::HasFatalFailure()) return;
                     if (K % 32 != 0) continue;
                     const int64_t nb = p.nb;
                     k->gemmQ8_0(p.w8.data(), nb + 1, p.xq.data(), nb + 2, nb, rows, tokens, y.data(), ldy);
@@ -244,21 +252,11 @@ TEST(VecGemm, WideRowsInChunksChangeNoBit) {
             for (int64_t rows : {1, 5, 70}) {
                 for (int64_t tokens : {7, 13}) {
                     const Panel p(rows, tokens, K, static_cast<uint32_t>(K + rows * 10 + tokens));
-                    const int64_t ldy = rows + 1;
                     std::vector<float> y(p.outSize(), -1.0f);
                     const std::string at = std::string(k->name) + " k=" + std::to_string(K) +
                                            " rows=" + std::to_string(rows) + " tokens=" + std::to_string(tokens);
-                    k->gemmF32(p.w.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
-                    for (int64_t t = 0; t < tokens; ++t)
-                        for (int64_t r = 0; r < rows; ++r)
-                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
-                                      k->dotF32(p.w.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f32 " << at;
-                    k->gemmF16(p.wh.data(), p.ldw, p.x.data(), p.ldx, K, rows, tokens, y.data(), ldy);
-                    for (int64_t t = 0; t < tokens; ++t)
-                        for (int64_t r = 0; r < rows; ++r)
-                            ASSERT_EQ(y[static_cast<size_t>(t * ldy + r)],
-                                      k->dotF16(p.wh.data() + r * p.ldw, p.x.data() + t * p.ldx, K)) << "f16 " << at;
-                    for (int64_t t = 0; t < tokens; ++t) ASSERT_EQ(y[static_cast<size_t>(t * ldy + rows)], -1.0f) << at;
+                    expectFloatGemmsEqualTheDots(*k, p, y, at);
+                    if (::testing::Test::HasFatalFailure()) return;
                 }
             }
         }
